@@ -1,0 +1,42 @@
+# The two set-up commands of the README:
+#   make run   installs what is missing, builds, starts rampart on its embedded default configuration
+#   make test  installs what is missing, builds, runs every test (Release build + ASan/UBSan build)
+# Other targets: build, build-asan, bench, clean.
+
+BUILD      ?= build/release
+ASAN_BUILD ?= build/asan
+JOBS       ?= $(shell nproc)
+
+.PHONY: run test deps build build-asan unit-test asan-test bench clean
+
+deps:
+	@bash scripts/install-deps.sh
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+
+$(ASAN_BUILD)/build.ninja:
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRAMPART_SANITIZE=ON
+
+build: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD) -j $(JOBS)
+
+build-asan: deps $(ASAN_BUILD)/build.ninja
+	ninja -C $(ASAN_BUILD) -j $(JOBS) transport_test common_test
+
+run: build
+	$(BUILD)/rampart run
+
+unit-test: build
+	cd $(BUILD) && ctest --output-on-failure
+
+asan-test: build-asan
+	cd $(ASAN_BUILD) && ctest --output-on-failure -R 'transport_test|common_test'
+
+test: unit-test asan-test
+
+bench: build
+	$(BUILD)/rampart bench transport
+
+clean:
+	rm -rf build

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages rampart builds and tests with. Idempotent: when
+# everything is present it only asks dpkg and returns in well under a second.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libucx-dev ucx-utils            # transport (UCP), ucx_info
+  libgtest-dev                    # unit tests
+  libbenchmark-dev                # micro-benchmarks
+  libtomlplusplus-dev             # cluster file
+  libcli11-dev                    # command line
+  libspdlog-dev libfmt-dev        # logging, formatting
+  libxxhash-dev                   # hashing
+  python3 python3-venv            # integration tests and plots
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,666 @@
+// The settings table and the TOML walk behind config.h.
+//
+// Every setting is one row of kClusterSettings (or kNodeSettings for the keys
+// of a [[nodes]] entry): its dotted key, kind, range, doc and the field it
+// fills. Parsing, `config show`, the docs table and the unknown-key
+// suggestions are all driven from these rows, like redis's config.c.
+//
+// toml++ reports syntax errors by throwing; that happens only here, at
+// start-up, and becomes a Status before it leaves this file.
+#include "common/config.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cerrno>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <span>
+#include <type_traits>
+#include <variant>
+
+#include <toml++/toml.h>
+
+#include "common/default_toml.h"  // generated from config/default.toml
+
+namespace rampart {
+namespace {
+
+// ---------------------------------------------------------------------------
+// The settings table
+
+enum class Kind {
+  kString,   // any string that passes `check`
+  kChoice,   // one of `choices`
+  kInteger,  // integer in [min, max]
+  kSize,     // integer bytes or "64MiB", in [min, max], maybe a power of two
+};
+
+template <typename Target>
+using FieldRef = std::variant<std::string& (*)(Target&), uint64_t& (*)(Target&),
+                              uint32_t& (*)(Target&), uint16_t& (*)(Target&)>;
+
+// Returns what is wrong with a string value ("must not be empty"), or "".
+using StringCheck = std::string (*)(std::string_view value);
+
+template <typename Target>
+struct Setting {
+  std::string_view key;  // dotted path from the root of Target's table
+  Kind kind;
+  FieldRef<Target> field;
+  std::string_view doc;
+  uint64_t min = 0;  // kInteger, kSize
+  uint64_t max = 0;
+  bool power_of_two = false;  // kSize
+  std::span<const std::string_view> choices = {};  // kChoice
+  StringCheck check = nullptr;  // kString
+  bool required = false;  // no default: the key must be present
+};
+
+#define RAMPART_FIELD(Target, member) (+[](Target& t) -> auto& { return t.member; })
+
+std::string CheckClusterName(std::string_view name) {
+  if (name.empty()) return "must not be empty";
+  if (name.size() > 64) return "must be at most 64 characters";
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) return "may contain only letters, digits, '.', '_' and '-'";
+  }
+  return "";
+}
+
+std::string CheckHost(std::string_view host) {
+  if (host.empty()) return "must not be empty";
+  for (char c : host) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') return "must not contain whitespace";
+  }
+  return "";
+}
+
+constexpr std::string_view kBackends[] = {"ucx", "tcp"};
+
+// Grouped by section, sections in the order `config show` prints them.
+const Setting<ClusterConfig> kClusterSettings[] = {
+    {.key = "cluster.name",
+     .kind = Kind::kString,
+     .field = RAMPART_FIELD(ClusterConfig, name),
+     .doc = "Names the cluster in logs and benchmark output. Letters, digits, `.`, `_` and `-`, "
+            "at most 64.",
+     .check = CheckClusterName},
+    {.key = "transport.backend",
+     .kind = Kind::kChoice,
+     .field = RAMPART_FIELD(ClusterConfig, transport.backend),
+     .doc = "The transport under all traffic. `ucx`: UCX (shared memory on one host, TCP across "
+            "hosts, RDMA where the hardware has it), with one-sided operations. `tcp`: plain "
+            "sockets, two-sided messages only, the baseline.",
+     .choices = kBackends},
+    {.key = "transport.max_message_size",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(ClusterConfig, transport.max_message_size),
+     .doc = "Largest message accepted, two-sided or over a message channel; larger ones are "
+            "refused.",
+     .min = kKiB,
+     .max = kGiB},
+    {.key = "transport.spin_us",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, transport.spin_us),
+     .doc = "Microseconds every poll loop spins before it blocks on its event fd. 0 blocks at "
+            "once; spinning longer cuts latency but takes CPU from neighbours.",
+     .min = 0,
+     .max = 1'000'000},
+    {.key = "transport.connect_timeout_ms",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, transport.connect_timeout_ms),
+     .doc = "Milliseconds connecting to a peer (and opening a message channel) may take.",
+     .min = 1,
+     .max = 3'600'000},
+    {.key = "transport.ring_bytes",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(ClusterConfig, transport.ring_bytes),
+     .doc = "The message ring of each connection and direction, in the receiver's registered "
+            "memory. Larger messages are split into fragments.",
+     .min = 4 * kKiB,
+     .max = kGiB,
+     .power_of_two = true},
+    {.key = "transport.registration_cache_bytes",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(ClusterConfig, transport.registration_cache_bytes),
+     .doc = "ucx only: bytes of user buffers the registration cache keeps registered after "
+            "their regions are destroyed, so registering them again costs nothing.",
+     .min = 0,
+     .max = 1024 * kGiB},
+    {.key = "transport.ucx.net_devices",
+     .kind = Kind::kString,
+     .field = RAMPART_FIELD(ClusterConfig, transport.ucx.net_devices),
+     .doc = "ucx only: `UCX_NET_DEVICES` unless the environment already sets it. `lo` keeps "
+            "127.0.0.1 traffic on loopback; empty leaves the choice to UCX."},
+    {.key = "transport.ucx.tls",
+     .kind = Kind::kString,
+     .field = RAMPART_FIELD(ClusterConfig, transport.ucx.tls),
+     .doc = "ucx only: `UCX_TLS` unless the environment already sets it; empty uses UCX's "
+            "default transports."},
+};
+
+// The keys of one [[nodes]] entry.
+const Setting<NodeConfig> kNodeSettings[] = {
+    {.key = "id",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(NodeConfig, id),
+     .doc = "Unique id of the node.",
+     .min = 0,
+     .max = 65535,
+     .required = true},
+    {.key = "host",
+     .kind = Kind::kString,
+     .field = RAMPART_FIELD(NodeConfig, host),
+     .doc = "Host name or address the node listens on and its peers connect to.",
+     .check = CheckHost,
+     .required = true},
+    {.key = "port",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(NodeConfig, port),
+     .doc = "Port the node listens on. No two nodes share a host and port.",
+     .min = 1,
+     .max = 65535,
+     .required = true},
+};
+
+#undef RAMPART_FIELD
+
+constexpr std::string_view kNodesKey = "nodes";
+constexpr std::string_view kDefaultOrigin = "<default>";
+
+// ---------------------------------------------------------------------------
+// Values
+
+std::string Quote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          out += fmt::format("\\u{:04X}", static_cast<unsigned>(static_cast<unsigned char>(c)));
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+// "string \"50\"", "integer -1", "a table": what a node is, for error messages.
+std::string Describe(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::string: return "string " + Quote(**node.as_string());
+    case toml::node_type::integer: return StrCat("integer ", **node.as_integer());
+    case toml::node_type::floating_point: return fmt::format("float {}", **node.as_floating_point());
+    case toml::node_type::boolean: return **node.as_boolean() ? "boolean true" : "boolean false";
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::date: return "a date";
+    case toml::node_type::time: return "a time";
+    case toml::node_type::date_time: return "a date-time";
+    case toml::node_type::none: break;
+  }
+  return "nothing";
+}
+
+template <typename Target>
+void AssignString(const Setting<Target>& s, Target& target, const std::string& value) {
+  std::visit(
+      [&](auto ref) {
+        auto& slot = ref(target);
+        if constexpr (std::is_same_v<std::remove_reference_t<decltype(slot)>, std::string>) {
+          slot = value;
+        } else {
+          assert(false && "string value for a numeric field");
+        }
+      },
+      s.field);
+}
+
+template <typename Target>
+void AssignNumber(const Setting<Target>& s, Target& target, uint64_t value) {
+  std::visit(
+      [&](auto ref) {
+        auto& slot = ref(target);
+        using Slot = std::remove_reference_t<decltype(slot)>;
+        if constexpr (std::is_integral_v<Slot>) {
+          assert(s.max <= std::numeric_limits<Slot>::max() && "setting range exceeds its field");
+          slot = static_cast<Slot>(value);
+        } else {
+          assert(false && "numeric value for a string field");
+        }
+      },
+      s.field);
+}
+
+// The value of `s` in `target`, spelled as TOML.
+template <typename Target>
+std::string FormatValue(const Setting<Target>& s, const Target& target) {
+  Target& t = const_cast<Target&>(target);  // the accessors return mutable refs; we only read
+  return std::visit(
+      [&](auto ref) -> std::string {
+        const auto& slot = ref(t);
+        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(slot)>, std::string>) {
+          return Quote(slot);
+        } else {
+          return s.kind == Kind::kSize ? Quote(FormatSize(slot)) : std::to_string(slot);
+        }
+      },
+      s.field);
+}
+
+std::string ChoiceList(std::span<const std::string_view> choices) {
+  std::string out;
+  for (size_t i = 0; i < choices.size(); ++i) {
+    if (i > 0) out += i + 1 == choices.size() ? " or " : ", ";
+    out += Quote(choices[i]);
+  }
+  return out;
+}
+
+template <typename Target>
+std::string TypeText(const Setting<Target>& s) {
+  switch (s.kind) {
+    case Kind::kString: return "string";
+    case Kind::kChoice: return "string: " + ChoiceList(s.choices);
+    case Kind::kInteger: return StrCat("integer, ", s.min, "..", s.max);
+    case Kind::kSize:
+      return StrCat("size, ", s.power_of_two ? "power of two, " : "", FormatSize(s.min), "..",
+                    FormatSize(s.max));
+  }
+  return "";
+}
+
+// ---------------------------------------------------------------------------
+// Unknown keys
+
+// Edits (insert, delete, substitute, swap two neighbours) turning a into b.
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1,
+                          d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+std::string_view LastComponent(std::string_view key) {
+  const size_t dot = key.rfind('.');
+  return dot == std::string_view::npos ? key : key.substr(dot + 1);
+}
+
+// The known key `key` was probably meant to be, or "".
+std::string BestMatch(std::string_view key, const std::vector<std::string>& known) {
+  // The right name in the wrong table first ("backend" at the top level).
+  for (const std::string& k : known) {
+    if (LastComponent(k) == LastComponent(key)) return k;
+  }
+  const size_t limit = std::clamp<size_t>(LastComponent(key).size() / 3, 1, 3);
+  std::string best;
+  size_t best_distance = limit + 1;
+  for (const std::string& k : known) {
+    const size_t d = EditDistance(key, k);
+    if (d < best_distance) best = k, best_distance = d;
+  }
+  return best;
+}
+
+std::string DidYouMean(std::string_view prefix, std::string_view match) {
+  return match.empty() ? "" : StrCat(" (did you mean ", prefix, match, "?)");
+}
+
+// Every key and table name a cluster file may contain.
+const std::vector<std::string>& KnownClusterKeys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> out;
+    auto add = [&](std::string k) {
+      if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(std::move(k));
+    };
+    for (const auto& s : kClusterSettings) {
+      const std::string_view key = s.key;
+      for (size_t dot = key.find('.'); dot != std::string_view::npos; dot = key.find('.', dot + 1)) {
+        add(std::string(key.substr(0, dot)));
+      }
+      add(std::string(key));
+    }
+    add(std::string(kNodesKey));
+    return out;
+  }();
+  return keys;
+}
+
+bool IsSection(std::string_view key) {
+  for (const auto& s : kClusterSettings) {
+    if (s.key.size() > key.size() && s.key.starts_with(key) && s.key[key.size()] == '.') return true;
+  }
+  return false;
+}
+
+template <typename Target>
+const Setting<Target>* FindSetting(std::span<const Setting<Target>> table, std::string_view key) {
+  for (const auto& s : table) {
+    if (s.key == key) return &s;
+  }
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// The walk
+
+class Parser {
+ public:
+  explicit Parser(std::string_view origin) : origin_(origin) {}
+
+  // Walks the whole file and reports its first problem in file order (the
+  // walk follows toml++'s tables, which need not be in file order).
+  Status Apply(const toml::table& root, ClusterConfig& config) {
+    ApplyTable(root, "", config);
+    if (!errors_.empty()) {
+      return std::min_element(errors_.begin(), errors_.end(),
+                              [](const auto& a, const auto& b) { return a.first < b.first; })
+          ->second;
+    }
+    if (config.nodes.empty()) {
+      return InvalidArgument(origin_, ": nodes: at least one [[nodes]] entry is required");
+    }
+    return Status::Ok();
+  }
+
+  // An error at `where`, "origin:line:column: parts...", recorded for Apply().
+  template <typename... Parts>
+  Status At(const toml::source_region& where, const Parts&... parts) {
+    Status error = where.begin.line == 0
+                       ? InvalidArgument(origin_, ": ", parts...)
+                       : InvalidArgument(origin_, ":", where.begin.line, ":", where.begin.column,
+                                         ": ", parts...);
+    const uint64_t line = where.begin.line == 0 ? UINT32_MAX : where.begin.line;
+    errors_.emplace_back((line << 32) | where.begin.column, error);
+    return error;
+  }
+
+ private:
+  using Entry = std::pair<const toml::key*, const toml::node*>;
+
+  // The entries of `table` in file order, so the first error reported is the
+  // first one in the file.
+  static std::vector<Entry> InFileOrder(const toml::table& table) {
+    std::vector<Entry> out;
+    for (auto&& [key, node] : table) out.emplace_back(&key, &node);
+    std::stable_sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) {
+      const auto& pa = a.first->source().begin;
+      const auto& pb = b.first->source().begin;
+      return pa.line != pb.line ? pa.line < pb.line : pa.column < pb.column;
+    });
+    return out;
+  }
+
+  // Applies every entry; problems are recorded by At() and the walk goes on.
+  void ApplyTable(const toml::table& table, const std::string& prefix, ClusterConfig& config) {
+    for (const auto& [key, node] : InFileOrder(table)) {
+      const std::string full = prefix.empty() ? std::string(key->str())
+                                              : StrCat(prefix, ".", key->str());
+      if (prefix.empty() && full == kNodesKey) {
+        ApplyNodes(*node, config);
+      } else if (const auto* s = FindSetting<ClusterConfig>(kClusterSettings, full)) {
+        static_cast<void>(ApplySetting(*s, full, *node, config));
+      } else if (IsSection(full)) {
+        if (const toml::table* sub = node->as_table()) {
+          ApplyTable(*sub, full, config);
+        } else {
+          static_cast<void>(At(node->source(), full, " must be a table, got ", Describe(*node)));
+        }
+      } else {
+        static_cast<void>(At(key->source(), "unknown key ", full,
+                             DidYouMean("", BestMatch(full, KnownClusterKeys()))));
+      }
+    }
+  }
+
+  void ApplyNodes(const toml::node& node, ClusterConfig& config) {
+    const toml::array* array = node.as_array();
+    if (!array) {
+      static_cast<void>(At(node.source(), "nodes must be an array of tables ([[nodes]]), got ",
+                           Describe(node)));
+      return;
+    }
+    if (array->empty()) {
+      static_cast<void>(At(node.source(), "nodes must list at least one node"));
+      return;
+    }
+    std::vector<NodeConfig> nodes;
+    std::map<uint32_t, size_t> by_id;
+    std::map<std::string, size_t> by_address;
+    for (size_t i = 0; i < array->size(); ++i) {
+      const toml::node& element = *array->get(i);
+      const std::string name = StrCat("nodes[", i, "]");
+      const toml::table* table = element.as_table();
+      if (!table) {
+        static_cast<void>(At(element.source(), name, " must be a table, got ", Describe(element)));
+        continue;
+      }
+      NodeConfig n;
+      if (!ApplyNode(*table, name, n).ok()) continue;
+      if (auto [it, fresh] = by_id.emplace(n.id, i); !fresh) {
+        static_cast<void>(At(table->get("id")->source(), name, ".id ", n.id,
+                             " is already the id of nodes[", it->second, "]"));
+      } else if (auto [at, fresh_address] = by_address.emplace(n.address(), i); !fresh_address) {
+        static_cast<void>(At(table->get("port")->source(), name, " address ", n.address(),
+                             " is already the address of nodes[", at->second, "]"));
+      }
+      nodes.push_back(std::move(n));
+    }
+    config.nodes = std::move(nodes);
+  }
+
+  Status ApplyNode(const toml::table& table, const std::string& name, NodeConfig& node) {
+    static const std::vector<std::string> known = [] {
+      std::vector<std::string> out;
+      for (const auto& s : kNodeSettings) out.emplace_back(s.key);
+      return out;
+    }();
+    for (const auto& [key, value] : InFileOrder(table)) {
+      const std::string full = StrCat(name, ".", key->str());
+      const auto* s = FindSetting<NodeConfig>(kNodeSettings, key->str());
+      if (!s) {
+        return At(key->source(), "unknown key ", full,
+                  DidYouMean(name + ".", BestMatch(key->str(), known)));
+      }
+      RAMPART_RETURN_IF_ERROR(ApplySetting(*s, full, *value, node));
+    }
+    for (const auto& s : kNodeSettings) {
+      if (s.required && !table.contains(s.key)) {
+        return At(table.source(), name, ".", s.key,
+                  " is missing (every [[nodes]] entry needs id, host and port)");
+      }
+    }
+    return Status::Ok();
+  }
+
+  template <typename Target>
+  Status ApplySetting(const Setting<Target>& s, const std::string& key, const toml::node& node,
+                      Target& target) {
+    const toml::source_region& where = node.source();
+    switch (s.kind) {
+      case Kind::kString:
+      case Kind::kChoice: {
+        const auto* v = node.as_string();
+        if (!v) return At(where, key, " must be a string, got ", Describe(node));
+        const std::string& text = v->get();
+        if (s.kind == Kind::kChoice &&
+            std::find(s.choices.begin(), s.choices.end(), text) == s.choices.end()) {
+          return At(where, key, " must be ", ChoiceList(s.choices), ", got ", Quote(text));
+        }
+        if (s.check) {
+          const std::string problem = s.check(text);
+          if (!problem.empty()) return At(where, key, " ", problem, ", got ", Quote(text));
+        }
+        AssignString(s, target, text);
+        return Status::Ok();
+      }
+      case Kind::kInteger: {
+        const auto* v = node.as_integer();
+        if (!v) return At(where, key, " must be an integer, got ", Describe(node));
+        const int64_t n = v->get();
+        if (n < 0 || static_cast<uint64_t>(n) < s.min || static_cast<uint64_t>(n) > s.max) {
+          return At(where, key, " must be between ", s.min, " and ", s.max, ", got ", n);
+        }
+        AssignNumber(s, target, static_cast<uint64_t>(n));
+        return Status::Ok();
+      }
+      case Kind::kSize: {
+        uint64_t n = 0;
+        if (const auto* i = node.as_integer()) {
+          if (i->get() < 0) return At(where, key, " must not be negative, got ", i->get());
+          n = static_cast<uint64_t>(i->get());
+        } else if (const auto* str = node.as_string()) {
+          Result<uint64_t> parsed = ParseSize(str->get());
+          if (!parsed.ok()) return At(where, key, " must be a size: ", parsed.status().message());
+          n = *parsed;
+        } else {
+          return At(where, key, " must be a size (integer bytes or a string like \"64MiB\"), got ",
+                    Describe(node));
+        }
+        if (n < s.min || n > s.max) {
+          return At(where, key, " must be between ", FormatSize(s.min), " and ", FormatSize(s.max),
+                    ", got ", FormatSize(n));
+        }
+        if (s.power_of_two && (n & (n - 1)) != 0) {
+          uint64_t below = 1;
+          while (below * 2 < n) below *= 2;
+          return At(where, key, " must be a power of two, got ", FormatSize(n), " (", n,
+                    " bytes; nearest: ", FormatSize(below), " or ", FormatSize(below * 2), ")");
+        }
+        AssignNumber(s, target, n);
+        return Status::Ok();
+      }
+    }
+    return InternalError("unhandled setting kind");
+  }
+
+  std::string origin_;
+  std::vector<std::pair<uint64_t, Status>> errors_;  // (line << 32 | column, error)
+};
+
+Result<ClusterConfig> ParseOnto(std::string_view text, std::string_view origin,
+                                ClusterConfig config) {
+  toml::table root;
+  try {
+    root = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    return Parser(origin).At(e.source(), "invalid TOML: ", e.description());
+  }
+  config.origin = std::string(origin);
+  RAMPART_RETURN_IF_ERROR(Parser(origin).Apply(root, config));
+  return config;
+}
+
+const Result<ClusterConfig>& EmbeddedDefault() {
+  static const Result<ClusterConfig> config =
+      ParseOnto(DefaultClusterConfigText(), kDefaultOrigin, ClusterConfig{});
+  return config;
+}
+
+}  // namespace
+
+std::string NodeConfig::address() const { return StrCat(host, ":", port); }
+
+const NodeConfig* ClusterConfig::FindNode(uint32_t node_id) const {
+  for (const NodeConfig& n : nodes) {
+    if (n.id == node_id) return &n;
+  }
+  return nullptr;
+}
+
+std::string_view DefaultClusterConfigText() { return kDefaultClusterToml; }
+
+Result<ClusterConfig> ParseClusterConfig(std::string_view toml_text, std::string_view origin) {
+  const Result<ClusterConfig>& base = EmbeddedDefault();
+  if (!base.ok()) return base.status().WithContext("embedded default configuration");
+  return ParseOnto(toml_text, origin, *base);
+}
+
+Result<ClusterConfig> LoadClusterConfig(const std::string& path) {
+  if (path.empty()) return EmbeddedDefault();
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (!file) return ErrnoStatus(StrCat(path, ": cannot read"), errno);
+  std::string text;
+  char buf[8192];
+  size_t got;
+  while ((got = std::fread(buf, 1, sizeof buf, file)) > 0) text.append(buf, got);
+  const int err = std::ferror(file) ? errno : 0;
+  std::fclose(file);
+  if (err != 0) return ErrnoStatus(StrCat(path, ": cannot read"), err);
+  return ParseClusterConfig(text, path);
+}
+
+std::string FormatClusterConfig(const ClusterConfig& config) {
+  std::string out = "# rampart cluster configuration";
+  if (!config.origin.empty()) out += " (from " + config.origin + ")";
+  out += "\n";
+  std::string_view section;
+  for (const auto& s : kClusterSettings) {
+    const size_t dot = s.key.rfind('.');
+    assert(dot != std::string_view::npos && "top-level settings must come before any table");
+    const std::string_view table = s.key.substr(0, dot);
+    if (table != section) {
+      out += StrCat("\n[", table, "]\n");
+      section = table;
+    }
+    out += StrCat(s.key.substr(dot + 1), " = ", FormatValue(s, config), "\n");
+  }
+  for (const NodeConfig& node : config.nodes) {
+    out += "\n[[nodes]]\n";
+    for (const auto& s : kNodeSettings) out += StrCat(s.key, " = ", FormatValue(s, node), "\n");
+  }
+  return out;
+}
+
+std::vector<SettingDoc> DescribeClusterSettings() {
+  std::vector<SettingDoc> out;
+  const ClusterConfig defaults;
+  for (const auto& s : kClusterSettings) {
+    out.push_back({std::string(s.key), TypeText(s), FormatValue(s, defaults), std::string(s.doc)});
+  }
+  for (const auto& s : kNodeSettings) {
+    out.push_back({StrCat(kNodesKey, "[].", s.key), TypeText(s),
+                   s.required ? "required" : FormatValue(s, NodeConfig{}), std::string(s.doc)});
+  }
+  return out;
+}
+
+std::string ClusterSettingsMarkdown() {
+  auto cell = [](std::string_view text) {
+    std::string out;
+    for (char c : text) {
+      if (c == '|') out += '\\';
+      out += c;
+    }
+    return out;
+  };
+  std::string out = "| Key | Type | Default | Meaning |\n|---|---|---|---|\n";
+  for (const SettingDoc& d : DescribeClusterSettings()) {
+    const std::string def = d.default_value == "required" ? "required" : "`" + d.default_value + "`";
+    out += StrCat("| `", d.key, "` | ", cell(d.type), " | ", cell(def), " | ", cell(d.doc), " |\n");
+  }
+  return out;
+}
+
+}  // namespace rampart

@@ -1,0 +1,132 @@
+// Cluster configuration: one TOML file that every process of a cluster reads.
+//
+//   auto config = LoadClusterConfig(path);   // "" → the embedded default
+//   if (!config.ok()) return config.status(); // "x.toml:12:3: transport.backend must be ..."
+//   for (const NodeConfig& node : config->nodes) ...
+//
+// The embedded default is config/default.toml, compiled into the binary. A
+// file overrides it key by key: every key it leaves out keeps its default,
+// except that a [[nodes]] list, when present, replaces the default nodes as a
+// whole. Every setting is described in docs/configuration.md, whose reference
+// table is the output of ClusterSettingsMarkdown() (`rampart config docs`).
+//
+// Adding a setting: a field below (with its "Default:"), a row in the settings
+// table in config.cc, the key in config/default.toml, and the regenerated table
+// in docs/configuration.md; config_test checks that the four agree.
+//
+// This header is below src/transport: it knows nothing of transport types; the
+// transport maps TransportConfig onto its own options.
+//
+// Thread-safety: plain values; the functions may be called from any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/size.h"
+#include "common/status.h"
+
+namespace rampart {
+
+// [transport.ucx]: passed to UCX through its environment variables.
+struct UcxConfig {
+  // UCX_NET_DEVICES unless the environment already sets it. "lo" keeps
+  // 127.0.0.1 traffic on loopback. Empty: UCX's choice. Default: "lo".
+  std::string net_devices = "lo";
+  // UCX_TLS unless the environment already sets it. Empty: UCX's default.
+  // Default: "".
+  std::string tls;
+
+  bool operator==(const UcxConfig&) const = default;
+};
+
+// [transport]
+struct TransportConfig {
+  // "ucx" or "tcp" (validated; transport::ParseBackend maps it). Default: "ucx".
+  std::string backend = "ucx";
+  // Largest two-sided or channel message accepted, 1KiB..1GiB. Default: 64MiB.
+  uint64_t max_message_size = 64 * kMiB;
+  // Microseconds every poll loop spins before it blocks, 0..1000000. 0 blocks
+  // at once. Default: 50.
+  uint32_t spin_us = 50;
+  // Milliseconds a connection to a peer may take, 1..3600000. Default: 5000.
+  uint32_t connect_timeout_ms = 5000;
+  // Message ring per connection and direction; a power of two, 4KiB..1GiB.
+  // Default: 1MiB.
+  uint64_t ring_bytes = kMiB;
+  // Bytes of user buffers the registration cache keeps registered after their
+  // regions are destroyed (ucx), 0..1TiB. Default: 256MiB.
+  uint64_t registration_cache_bytes = 256 * kMiB;
+  UcxConfig ucx;
+
+  bool operator==(const TransportConfig&) const = default;
+};
+
+// One [[nodes]] entry: a process of the cluster. All keys are required.
+struct NodeConfig {
+  uint32_t id = 0;     // unique, 0..65535
+  std::string host;    // name or address to listen on and connect to
+  uint16_t port = 0;   // 1..65535; host:port is unique
+
+  // "127.0.0.1:7000"
+  std::string address() const;
+
+  bool operator==(const NodeConfig&) const = default;
+};
+
+struct ClusterConfig {
+  // [cluster] name: names the cluster in logs and benchmark output;
+  // letters, digits, '.', '_' and '-', at most 64. Default: "local".
+  std::string name = "local";
+  TransportConfig transport;
+  // [[nodes]]: at least one. Default: 4 nodes on 127.0.0.1:7000..7003 (from
+  // config/default.toml; a default-constructed ClusterConfig has none).
+  std::vector<NodeConfig> nodes;
+
+  // Where the configuration came from: the file path, or "<default>".
+  // Not a setting; ignored by operator==.
+  std::string origin;
+
+  // The node with this id, or nullptr.
+  const NodeConfig* FindNode(uint32_t id) const;
+
+  bool operator==(const ClusterConfig& other) const {
+    return name == other.name && transport == other.transport && nodes == other.nodes;
+  }
+};
+
+// Reads the TOML file at `path` over the embedded default; an empty path
+// returns the embedded default itself. Errors are one line that names the
+// file, the position, the key and the problem:
+//   IoError          "cluster.toml: cannot read: No such file or directory"
+//   InvalidArgument  "cluster.toml:3:1: unknown key transport.backnd (did you
+//                     mean transport.backend?)"
+Result<ClusterConfig> LoadClusterConfig(const std::string& path);
+
+// Parses TOML text over the embedded default. `origin` names the text in
+// error messages and becomes ClusterConfig::origin.
+Result<ClusterConfig> ParseClusterConfig(std::string_view toml_text, std::string_view origin);
+
+// The text of config/default.toml as embedded at build time.
+std::string_view DefaultClusterConfigText();
+
+// `config` as TOML, every setting spelled out; ParseClusterConfig of the
+// result gives back an equal configuration.
+std::string FormatClusterConfig(const ClusterConfig& config);
+
+// One row of the settings reference.
+struct SettingDoc {
+  std::string key;            // "transport.ring_bytes", "nodes[].port"
+  std::string type;           // "size, power of two, 4KiB..1GiB"
+  std::string default_value;  // as TOML ("\"1MiB\""), or "required"
+  std::string doc;            // one or two sentences
+};
+// Every setting, in the order of the settings table.
+std::vector<SettingDoc> DescribeClusterSettings();
+// DescribeClusterSettings() as a Markdown table (the reference section of
+// docs/configuration.md).
+std::string ClusterSettingsMarkdown();
+
+}  // namespace rampart

@@ -1,0 +1,400 @@
+#include "common/config.h"
+
+#include <gtest/gtest.h>
+#include <toml++/toml.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+namespace rampart {
+namespace {
+
+// The message of a failed parse of `text` (named "c.toml"), or "OK".
+std::string ErrorOf(std::string_view text) {
+  Result<ClusterConfig> r = ParseClusterConfig(text, "c.toml");
+  if (r.ok()) return "OK";
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  return std::string(r.status().message());
+}
+
+ClusterConfig ParseOk(std::string_view text) {
+  Result<ClusterConfig> r = ParseClusterConfig(text, "c.toml");
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? *r : ClusterConfig{};
+}
+
+std::filesystem::path SourceRoot() {
+  // __FILE__ is absolute under CMake: <root>/src/common/config_test.cc.
+  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
+}
+
+// ---------------------------------------------------------------------------
+// The default
+
+TEST(ConfigTest, DefaultParses) {
+  Result<ClusterConfig> config = LoadClusterConfig("");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->origin, "<default>");
+  EXPECT_EQ(config->name, "local");
+  EXPECT_EQ(config->transport.backend, "ucx");
+  EXPECT_EQ(config->transport.max_message_size, 64 * kMiB);
+  EXPECT_EQ(config->transport.spin_us, 50u);
+  EXPECT_EQ(config->transport.connect_timeout_ms, 5000u);
+  EXPECT_EQ(config->transport.ring_bytes, kMiB);
+  EXPECT_EQ(config->transport.registration_cache_bytes, 256 * kMiB);
+  EXPECT_EQ(config->transport.ucx.net_devices, "lo");
+  EXPECT_EQ(config->transport.ucx.tls, "");
+  ASSERT_EQ(config->nodes.size(), 4u);
+  for (uint32_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(config->nodes[i].id, i);
+    EXPECT_EQ(config->nodes[i].host, "127.0.0.1");
+    EXPECT_EQ(config->nodes[i].port, 7000 + i);
+  }
+  EXPECT_EQ(config->nodes[2].address(), "127.0.0.1:7002");
+  ASSERT_NE(config->FindNode(3), nullptr);
+  EXPECT_EQ(config->FindNode(3)->port, 7003);
+  EXPECT_EQ(config->FindNode(4), nullptr);
+}
+
+TEST(ConfigTest, StructDefaultsMatchDefaultToml) {
+  Result<ClusterConfig> config = LoadClusterConfig("");
+  ASSERT_TRUE(config.ok());
+  const ClusterConfig defaults;
+  EXPECT_EQ(config->name, defaults.name);
+  EXPECT_EQ(config->transport, defaults.transport)
+      << "a field default in config.h differs from config/default.toml";
+}
+
+TEST(ConfigTest, DefaultTomlSpellsOutEverySetting) {
+  const toml::table root = toml::parse(DefaultClusterConfigText());
+  for (const SettingDoc& s : DescribeClusterSettings()) {
+    if (s.key.starts_with("nodes[]")) continue;
+    EXPECT_TRUE(root.at_path(s.key).is_value()) << s.key << " is missing from config/default.toml";
+  }
+}
+
+TEST(ConfigTest, EmbeddedTextIsTheFile) {
+  std::ifstream in(SourceRoot() / "config/default.toml");
+  ASSERT_TRUE(in) << "cannot open config/default.toml";
+  std::stringstream file;
+  file << in.rdbuf();
+  EXPECT_EQ(file.str(), DefaultClusterConfigText());
+}
+
+TEST(ConfigTest, ParsingTheDefaultTextGivesTheDefault) {
+  EXPECT_EQ(ParseOk(DefaultClusterConfigText()), *LoadClusterConfig(""));
+}
+
+// ---------------------------------------------------------------------------
+// Overrides
+
+TEST(ConfigTest, EmptyFileIsTheDefault) {
+  ClusterConfig config = ParseOk("");
+  EXPECT_EQ(config, *LoadClusterConfig(""));
+  EXPECT_EQ(config.origin, "c.toml");
+}
+
+TEST(ConfigTest, KeysLeftOutKeepTheirDefault) {
+  ClusterConfig config = ParseOk("[transport]\nbackend = \"tcp\"\n");
+  EXPECT_EQ(config.transport.backend, "tcp");
+  EXPECT_EQ(config.transport.ring_bytes, kMiB);
+  EXPECT_EQ(config.transport.ucx.net_devices, "lo");
+  EXPECT_EQ(config.nodes.size(), 4u);
+}
+
+TEST(ConfigTest, DottedKeysAndInlineTablesWork) {
+  ClusterConfig config = ParseOk(
+      "transport.spin_us = 0\n"
+      "transport.ucx = { tls = \"shm,tcp\" }\n"
+      "cluster = { name = \"bench-1\" }\n");
+  EXPECT_EQ(config.transport.spin_us, 0u);
+  EXPECT_EQ(config.transport.ucx.tls, "shm,tcp");
+  EXPECT_EQ(config.transport.ucx.net_devices, "lo");
+  EXPECT_EQ(config.name, "bench-1");
+}
+
+TEST(ConfigTest, NodesReplaceTheDefaultNodes) {
+  ClusterConfig config = ParseOk(
+      "[[nodes]]\nid = 7\nhost = \"10.0.0.1\"\nport = 9000\n"
+      "[[nodes]]\nid = 2\nhost = \"10.0.0.2\"\nport = 9000\n");
+  ASSERT_EQ(config.nodes.size(), 2u);
+  EXPECT_EQ(config.nodes[0], (NodeConfig{7, "10.0.0.1", 9000}));
+  EXPECT_EQ(config.nodes[1], (NodeConfig{2, "10.0.0.2", 9000}));
+  EXPECT_EQ(config.transport.backend, "ucx");
+}
+
+TEST(ConfigTest, SameHostDifferentPortsAndSamePortDifferentHostsAreFine) {
+  ClusterConfig config = ParseOk(
+      "nodes = [ { id = 0, host = \"a\", port = 1 }, { id = 1, host = \"a\", port = 2 },"
+      "          { id = 2, host = \"b\", port = 1 } ]\n");
+  EXPECT_EQ(config.nodes.size(), 3u);
+}
+
+TEST(ConfigTest, RangeBoundsAreInclusive) {
+  ClusterConfig config = ParseOk(
+      "[transport]\nspin_us = 1000000\nconnect_timeout_ms = 1\nring_bytes = \"4KiB\"\n"
+      "max_message_size = \"1GiB\"\nregistration_cache_bytes = 0\n"
+      "[[nodes]]\nid = 65535\nhost = \"h\"\nport = 65535\n");
+  EXPECT_EQ(config.transport.spin_us, 1'000'000u);
+  EXPECT_EQ(config.transport.connect_timeout_ms, 1u);
+  EXPECT_EQ(config.transport.ring_bytes, 4 * kKiB);
+  EXPECT_EQ(config.transport.max_message_size, kGiB);
+  EXPECT_EQ(config.transport.registration_cache_bytes, 0u);
+  EXPECT_EQ(config.nodes[0].id, 65535u);
+  EXPECT_EQ(config.nodes[0].port, 65535);
+  EXPECT_EQ(ParseOk("transport.ring_bytes = \"1GiB\"").transport.ring_bytes, kGiB);
+}
+
+// ---------------------------------------------------------------------------
+// Sizes in the file
+
+TEST(ConfigTest, SizesAcceptBytesAndUnits) {
+  EXPECT_EQ(ParseOk("transport.max_message_size = 4096").transport.max_message_size, 4096u);
+  EXPECT_EQ(ParseOk("transport.max_message_size = \"4096\"").transport.max_message_size, 4096u);
+  EXPECT_EQ(ParseOk("transport.max_message_size = \"2MiB\"").transport.max_message_size,
+            2 * kMiB);
+  EXPECT_EQ(ParseOk("transport.max_message_size = \"2MB\"").transport.max_message_size,
+            2'000'000u);
+  EXPECT_EQ(ParseOk("transport.max_message_size = \"8 KiB\"").transport.max_message_size,
+            8 * kKiB);
+  EXPECT_EQ(ParseOk("transport.registration_cache_bytes = \"1GB\"")
+                .transport.registration_cache_bytes,
+            1'000'000'000u);
+  EXPECT_EQ(ParseOk("transport.ring_bytes = 65536").transport.ring_bytes, 64 * kKiB);
+}
+
+// ---------------------------------------------------------------------------
+// Every validation error, one line naming file, position, key and problem
+
+TEST(ConfigErrorTest, UnknownKeysSuggestTheNearestKnownOne) {
+  EXPECT_EQ(ErrorOf("[transport]\nbacknd = \"tcp\"\n"),
+            "c.toml:2:1: unknown key transport.backnd (did you mean transport.backend?)");
+  EXPECT_EQ(ErrorOf("[transprt]\n"), "c.toml:1:2: unknown key transprt (did you mean transport?)");
+  EXPECT_EQ(ErrorOf("backend = \"tcp\"\n"),
+            "c.toml:1:1: unknown key backend (did you mean transport.backend?)");
+  EXPECT_EQ(ErrorOf("[transport.ucx]\ntsl = \"\"\n"),
+            "c.toml:2:1: unknown key transport.ucx.tsl (did you mean transport.ucx.tls?)");
+  EXPECT_EQ(ErrorOf("[storage]\nx = 1\n"), "c.toml:1:2: unknown key storage");
+  EXPECT_EQ(ErrorOf("[[nodes]]\nid = 0\nhost = \"a\"\nprot = 1\n"),
+            "c.toml:4:1: unknown key nodes[0].prot (did you mean nodes[0].port?)");
+  EXPECT_EQ(ErrorOf("[[nodes]]\nid = 0\nhost = \"a\"\nport = 1\nweight = 2\n"),
+            "c.toml:5:1: unknown key nodes[0].weight");
+}
+
+TEST(ConfigErrorTest, TheFirstProblemInTheFileIsReported) {
+  EXPECT_EQ(ErrorOf("[transport]\nzzz = 1\naaa = 2\n"), "c.toml:2:1: unknown key transport.zzz");
+  // [transport.ucx] belongs to the [transport] table that starts first, but
+  // its problem is further down than the one in [cluster].
+  EXPECT_EQ(ErrorOf("[transport]\nspin_us = 1\n[cluster]\nname = \"\"\n[transport.ucx]\ntsl = \"\"\n"),
+            "c.toml:4:8: cluster.name must not be empty, got \"\"");
+  EXPECT_EQ(ErrorOf("[[nodes]]\nid = 0\nhost = \"a\"\nport = 1\n[cluster]\nname = 5\n"
+                    "[[nodes]]\nid = 0\nhost = \"a\"\nport = 2\n"),
+            "c.toml:6:8: cluster.name must be a string, got integer 5");
+}
+
+TEST(ConfigErrorTest, WrongTypes) {
+  EXPECT_EQ(ErrorOf("[transport]\nspin_us = \"50\"\n"),
+            "c.toml:2:11: transport.spin_us must be an integer, got string \"50\"");
+  EXPECT_EQ(ErrorOf("[transport]\nbackend = 1\n"),
+            "c.toml:2:11: transport.backend must be a string, got integer 1");
+  EXPECT_EQ(ErrorOf("[transport]\nmax_message_size = 1.5\n"),
+            "c.toml:2:20: transport.max_message_size must be a size (integer bytes or a string "
+            "like \"64MiB\"), got float 1.5");
+  EXPECT_EQ(ErrorOf("[transport]\nring_bytes = true\n"),
+            "c.toml:2:14: transport.ring_bytes must be a size (integer bytes or a string like "
+            "\"64MiB\"), got boolean true");
+  EXPECT_EQ(ErrorOf("transport = 5\n"), "c.toml:1:13: transport must be a table, got integer 5");
+  EXPECT_EQ(ErrorOf("cluster = [1]\n"), "c.toml:1:11: cluster must be a table, got an array");
+  EXPECT_EQ(ErrorOf("nodes = 3\n"),
+            "c.toml:1:9: nodes must be an array of tables ([[nodes]]), got integer 3");
+  EXPECT_EQ(ErrorOf("nodes = [3]\n"), "c.toml:1:10: nodes[0] must be a table, got integer 3");
+  EXPECT_EQ(ErrorOf("[[nodes]]\nid = \"0\"\n"),
+            "c.toml:2:6: nodes[0].id must be an integer, got string \"0\"");
+}
+
+TEST(ConfigErrorTest, OutOfRange) {
+  EXPECT_EQ(ErrorOf("[transport]\nspin_us = -1\n"),
+            "c.toml:2:11: transport.spin_us must be between 0 and 1000000, got -1");
+  EXPECT_EQ(ErrorOf("[transport]\nconnect_timeout_ms = 0\n"),
+            "c.toml:2:22: transport.connect_timeout_ms must be between 1 and 3600000, got 0");
+  EXPECT_EQ(ErrorOf("[transport]\nmax_message_size = \"2GiB\"\n"),
+            "c.toml:2:20: transport.max_message_size must be between 1KiB and 1GiB, got 2GiB");
+  EXPECT_EQ(ErrorOf("[transport]\nring_bytes = 2048\n"),
+            "c.toml:2:14: transport.ring_bytes must be between 4KiB and 1GiB, got 2KiB");
+  EXPECT_EQ(ErrorOf("[transport]\nring_bytes = -4096\n"),
+            "c.toml:2:14: transport.ring_bytes must not be negative, got -4096");
+  EXPECT_EQ(ErrorOf("[[nodes]]\nid = 0\nhost = \"a\"\nport = 0\n"),
+            "c.toml:4:8: nodes[0].port must be between 1 and 65535, got 0");
+  EXPECT_EQ(ErrorOf("[[nodes]]\nid = 65536\nhost = \"a\"\nport = 1\n"),
+            "c.toml:2:6: nodes[0].id must be between 0 and 65535, got 65536");
+}
+
+TEST(ConfigErrorTest, BadSizes) {
+  EXPECT_EQ(ErrorOf("transport.ring_bytes = \"1XB\""),
+            "c.toml:1:24: transport.ring_bytes must be a size: \"1XB\": unknown unit \"XB\" (use "
+            "B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)");
+  EXPECT_EQ(ErrorOf("transport.ring_bytes = \"1.5MiB\""),
+            "c.toml:1:24: transport.ring_bytes must be a size: \"1.5MiB\": fractions are not "
+            "supported; use a smaller unit (e.g. 1536KiB)");
+}
+
+TEST(ConfigErrorTest, RingBytesMustBeAPowerOfTwo) {
+  EXPECT_EQ(ErrorOf("[transport]\nring_bytes = \"1000KiB\"\n"),
+            "c.toml:2:14: transport.ring_bytes must be a power of two, got 1000KiB (1024000 "
+            "bytes; nearest: 512KiB or 1MiB)");
+  EXPECT_EQ(ErrorOf("[transport]\nring_bytes = \"1MB\"\n"),
+            "c.toml:2:14: transport.ring_bytes must be a power of two, got 1MB (1000000 bytes; "
+            "nearest: 512KiB or 1MiB)");
+}
+
+TEST(ConfigErrorTest, BadBackend) {
+  EXPECT_EQ(ErrorOf("[transport]\nbackend = \"rdma\"\n"),
+            "c.toml:2:11: transport.backend must be \"ucx\" or \"tcp\", got \"rdma\"");
+  EXPECT_EQ(ErrorOf("[transport]\nbackend = \"UCX\"\n"),
+            "c.toml:2:11: transport.backend must be \"ucx\" or \"tcp\", got \"UCX\"");
+}
+
+TEST(ConfigErrorTest, BadStrings) {
+  EXPECT_EQ(ErrorOf("[cluster]\nname = \"\"\n"),
+            "c.toml:2:8: cluster.name must not be empty, got \"\"");
+  EXPECT_EQ(ErrorOf("[cluster]\nname = \"my cluster\"\n"),
+            "c.toml:2:8: cluster.name may contain only letters, digits, '.', '_' and '-', got "
+            "\"my cluster\"");
+  EXPECT_EQ(ErrorOf("[[nodes]]\nid = 0\nhost = \"\"\nport = 1\n"),
+            "c.toml:3:8: nodes[0].host must not be empty, got \"\"");
+}
+
+TEST(ConfigErrorTest, Nodes) {
+  EXPECT_EQ(ErrorOf("nodes = []\n"), "c.toml:1:9: nodes must list at least one node");
+  EXPECT_EQ(ErrorOf("[[nodes]]\nid = 0\nhost = \"a\"\n"),
+            "c.toml:1:1: nodes[0].port is missing (every [[nodes]] entry needs id, host and "
+            "port)");
+  EXPECT_EQ(ErrorOf("[[nodes]]\nhost = \"a\"\nport = 1\n"),
+            "c.toml:1:1: nodes[0].id is missing (every [[nodes]] entry needs id, host and port)");
+}
+
+TEST(ConfigErrorTest, DuplicateNodeIds) {
+  EXPECT_EQ(ErrorOf("[[nodes]]\nid = 0\nhost = \"a\"\nport = 1\n"
+                    "[[nodes]]\nid = 1\nhost = \"a\"\nport = 2\n"
+                    "[[nodes]]\nid = 0\nhost = \"a\"\nport = 3\n"),
+            "c.toml:10:6: nodes[2].id 0 is already the id of nodes[0]");
+}
+
+TEST(ConfigErrorTest, DuplicateAddresses) {
+  EXPECT_EQ(ErrorOf("[[nodes]]\nid = 0\nhost = \"a\"\nport = 1\n"
+                    "[[nodes]]\nid = 1\nhost = \"a\"\nport = 1\n"),
+            "c.toml:8:8: nodes[1] address a:1 is already the address of nodes[0]");
+}
+
+TEST(ConfigErrorTest, TomlSyntaxErrorsHaveLineAndColumn) {
+  const std::string error = ErrorOf("[transport]\nspin_us = 5\nbackend = \n");
+  EXPECT_TRUE(error.starts_with("c.toml:3:")) << error;
+  EXPECT_NE(error.find("invalid TOML: "), std::string::npos) << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+
+  const std::string twice = ErrorOf("[transport]\nspin_us = 5\nspin_us = 6\n");
+  EXPECT_TRUE(twice.starts_with("c.toml:3:")) << twice;
+}
+
+// ---------------------------------------------------------------------------
+// Files
+
+TEST(ConfigFileTest, LoadsAFileOverTheDefault) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("rampart_config_test_" + std::to_string(getpid()) + ".toml");
+  {
+    std::ofstream out(path);
+    out << "[transport]\nbackend = \"tcp\"\nring_bytes = \"64KiB\"\n";
+  }
+  Result<ClusterConfig> config = LoadClusterConfig(path.string());
+  std::filesystem::remove(path);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->origin, path.string());
+  EXPECT_EQ(config->transport.backend, "tcp");
+  EXPECT_EQ(config->transport.ring_bytes, 64 * kKiB);
+  EXPECT_EQ(config->nodes.size(), 4u);
+}
+
+TEST(ConfigFileTest, ErrorsNameTheFile) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("rampart_config_bad_" + std::to_string(getpid()) + ".toml");
+  {
+    std::ofstream out(path);
+    out << "\n[transport]\nbackend = \"rdma\"\n";
+  }
+  Result<ClusterConfig> config = LoadClusterConfig(path.string());
+  std::filesystem::remove(path);
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().message(),
+            path.string() + ":3:11: transport.backend must be \"ucx\" or \"tcp\", got \"rdma\"");
+}
+
+TEST(ConfigFileTest, MissingFile) {
+  Result<ClusterConfig> config = LoadClusterConfig("/nonexistent/rampart.toml");
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), StatusCode::kIoError);
+  EXPECT_EQ(config.status().message(),
+            "/nonexistent/rampart.toml: cannot read: No such file or directory");
+}
+
+// ---------------------------------------------------------------------------
+// Formatting and docs
+
+TEST(ConfigFormatTest, RoundTrips) {
+  ClusterConfig config = *LoadClusterConfig("");
+  EXPECT_EQ(ParseOk(FormatClusterConfig(config)), config);
+
+  config.name = "x-1";
+  config.transport.backend = "tcp";
+  config.transport.max_message_size = 1'000'000;
+  config.transport.ring_bytes = 4 * kKiB;
+  config.transport.registration_cache_bytes = 12345;
+  config.transport.ucx.net_devices = "mlx5_0:1";
+  config.transport.ucx.tls = "with \"quotes\" and \\ and \t";
+  config.nodes = {{5, "host-a", 1}, {9, "host-b", 65535}};
+  const std::string text = FormatClusterConfig(config);
+  EXPECT_NE(text.find("max_message_size = \"1MB\""), std::string::npos) << text;
+  EXPECT_NE(text.find("registration_cache_bytes = \"12345B\""), std::string::npos) << text;
+  EXPECT_EQ(ParseOk(text), config) << text;
+}
+
+TEST(ConfigFormatTest, DescribesEverySetting) {
+  const std::vector<SettingDoc> docs = DescribeClusterSettings();
+  ASSERT_GE(docs.size(), 12u);
+  for (const SettingDoc& d : docs) {
+    EXPECT_FALSE(d.doc.empty()) << d.key;
+    EXPECT_FALSE(d.type.empty()) << d.key;
+    EXPECT_FALSE(d.default_value.empty()) << d.key;
+  }
+  EXPECT_EQ(docs[0].key, "cluster.name");
+  EXPECT_EQ(docs[0].default_value, "\"local\"");
+  auto ring = std::find_if(docs.begin(), docs.end(),
+                           [](const SettingDoc& d) { return d.key == "transport.ring_bytes"; });
+  ASSERT_NE(ring, docs.end());
+  EXPECT_EQ(ring->type, "size, power of two, 4KiB..1GiB");
+  EXPECT_EQ(ring->default_value, "\"1MiB\"");
+  EXPECT_EQ(docs.back().key, "nodes[].port");
+  EXPECT_EQ(docs.back().default_value, "required");
+}
+
+TEST(ConfigDocsTest, ConfigurationMdHasTheCurrentSettingsTable) {
+  std::ifstream in(SourceRoot() / "docs/configuration.md");
+  ASSERT_TRUE(in) << "cannot open docs/configuration.md";
+  std::stringstream file;
+  file << in.rdbuf();
+  const std::string text = file.str();
+  for (const SettingDoc& d : DescribeClusterSettings()) {
+    EXPECT_NE(text.find("`" + d.key + "`"), std::string::npos)
+        << d.key << " is not documented in docs/configuration.md";
+  }
+  EXPECT_NE(text.find(ClusterSettingsMarkdown()), std::string::npos)
+      << "docs/configuration.md is out of date: replace its settings table with the output of "
+         "`rampart config docs`";
+}
+
+}  // namespace
+}  // namespace rampart
