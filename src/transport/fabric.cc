@@ -1,0 +1,243 @@
+// Backend-independent parts of the Fabric: the progress and wait loops,
+// deferred completions, region handles, dispatch of accepts, messages and
+// failures.
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <thread>
+
+#include "transport/channel_impl.h"
+#include "transport/fabric_internal.h"
+
+namespace rampart::transport {
+
+std::string_view BackendName(Backend backend) {
+  return backend == Backend::kUcx ? "ucx" : "tcp";
+}
+
+Result<Backend> ParseBackend(std::string_view name) {
+  if (name == "ucx") return Backend::kUcx;
+  if (name == "tcp") return Backend::kTcp;
+  return InvalidArgument("transport backend must be \"ucx\" or \"tcp\", got \"", name, "\"");
+}
+
+// ---------------------------------------------------------------------------
+// Region handles
+
+MemoryRegion::MemoryRegion() = default;
+MemoryRegion::MemoryRegion(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+MemoryRegion::MemoryRegion(MemoryRegion&&) noexcept = default;
+MemoryRegion& MemoryRegion::operator=(MemoryRegion&&) noexcept = default;
+MemoryRegion::~MemoryRegion() = default;
+
+size_t MemoryRegion::size() const { return impl_ ? impl_->size : 0; }
+
+std::span<const MemoryRegion::Segment> MemoryRegion::segments() const {
+  if (!impl_) return {};
+  return impl_->segments;
+}
+
+Result<std::vector<std::byte>> MemoryRegion::Descriptor() const {
+  if (!impl_) return FailedPrecondition("descriptor of an empty MemoryRegion");
+  return impl_->Descriptor();
+}
+
+std::vector<IoSlice> MemoryRegion::Slices(size_t offset, size_t length) const {
+  std::vector<IoSlice> out;
+  for (const Segment& seg : segments()) {
+    if (length == 0) break;
+    if (offset >= seg.size) {
+      offset -= seg.size;
+      continue;
+    }
+    size_t n = std::min(seg.size - offset, length);
+    out.push_back(IoSlice{seg.data + offset, n});
+    length -= n;
+    offset = 0;
+  }
+  return out;
+}
+
+RemoteRegion::RemoteRegion(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RemoteRegion::RemoteRegion(RemoteRegion&&) noexcept = default;
+RemoteRegion& RemoteRegion::operator=(RemoteRegion&&) noexcept = default;
+RemoteRegion::~RemoteRegion() = default;
+
+size_t RemoteRegion::size() const { return impl_ ? impl_->size() : 0; }
+
+std::byte* RemoteRegion::DirectPointer(size_t offset, size_t length) const {
+  return impl_ ? impl_->DirectPointer(offset, length) : nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// Fabric
+
+Result<std::unique_ptr<Fabric>> Fabric::Create(const FabricOptions& options) {
+  if (options.max_message_size == 0 || options.max_message_size > (1ull << 31)) {
+    return InvalidArgument("max_message_size must be between 1 byte and 2 GiB, got ",
+                           options.max_message_size);
+  }
+  Result<std::unique_ptr<Fabric>> fabric =
+      options.backend == Backend::kUcx ? CreateUcxFabric(options) : CreateTcpFabric(options);
+  if (!fabric.ok()) return fabric;
+  Internal& internal = (*fabric)->internal();
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = (*fabric)->backend_event_fd();
+  if (epoll_ctl(internal.epoll_fd(), EPOLL_CTL_ADD, ev.data.fd, &ev) != 0) {
+    return ErrnoStatus("epoll_ctl(backend event fd)", errno);
+  }
+  return fabric;
+}
+
+Fabric::Fabric(const FabricOptions& options)
+    : options_(options), internal_(std::make_unique<Internal>(*this)) {}
+
+Fabric::~Fabric() = default;
+
+Result<std::shared_ptr<Channel>> Fabric::OpenChannel(const std::shared_ptr<Endpoint>& endpoint,
+                                                     const ChannelOptions& options) {
+  return internal_->OpenChannel(endpoint, options);
+}
+
+int Fabric::Progress() {
+  int events = ProgressBackend();
+  events += internal_->RunDeferred();
+  events += internal_->PollChannels();
+  // Completions run by channel polling (or handlers that started operations
+  // completing at once) are not left waiting for the next call.
+  events += internal_->RunDeferred();
+  return events;
+}
+
+int Fabric::Wait(std::chrono::milliseconds timeout) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto deadline = start + timeout;
+  const auto spin_until = start + options_.spin;
+  while (true) {
+    if (int n = Progress(); n > 0) return n;
+    auto now = Clock::now();
+    if (now >= deadline) return 0;
+    if (now < spin_until) {
+#if defined(__x86_64__)
+      __builtin_ia32_pause();
+#endif
+      continue;
+    }
+    // Block: tell channel peers we sleep, arm the backend, then wait on the
+    // combined epoll set (backend event fd + Notify's eventfd).
+    if (!internal_->PrepareToSleep()) continue;
+    if (!ArmBackend()) {
+      internal_->Awake();
+      continue;
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+    int wait_ms = static_cast<int>(std::max<int64_t>(1, left.count()));
+    epoll_event evs[4];
+    int r = epoll_wait(internal_->epoll_fd(), evs, 4, wait_ms);
+    internal_->Awake();
+    bool notified = false;
+    for (int i = 0; i < r; ++i) {
+      if (evs[i].data.fd == internal_->notify_fd()) {
+        internal_->DrainNotify();
+        notified = true;
+      }
+    }
+    int n = Progress();
+    if (n > 0) return n;
+    if (notified) return 1;  // the notifier's event is the caller's to handle
+  }
+}
+
+void Fabric::Notify() {
+  uint64_t one = 1;
+  (void)!write(internal_->notify_fd(), &one, sizeof one);
+}
+
+// ---------------------------------------------------------------------------
+// Internal
+
+Fabric::Internal::Internal(Fabric& fabric) : fabric_(fabric) {
+  notify_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (notify_fd_ < 0 || epoll_fd_ < 0) {
+    spdlog::critical("transport: cannot create eventfd/epoll: {}", strerror(errno));
+    std::abort();
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = notify_fd_;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, notify_fd_, &ev);
+}
+
+Fabric::Internal::~Internal() {
+  close(notify_fd_);
+  close(epoll_fd_);
+}
+
+void Fabric::Internal::Defer(Completion done, Status status) {
+  completions_.emplace_back(std::move(done), std::move(status));
+}
+
+int Fabric::Internal::RunDeferred() {
+  int n = 0;
+  // Callbacks may defer more work, and may even progress the fabric (set-up
+  // calls such as Connect): each round takes the queues into locals first.
+  // A callback that re-arms itself every time cannot hold the loop forever.
+  for (int round = 0; round < 4 && (!deferred_.empty() || !completions_.empty()); ++round) {
+    std::vector<std::pair<Completion, Status>> completions;
+    completions.swap(completions_);
+    for (auto& [done, status] : completions) done(status);
+    std::vector<std::function<void()>> deferred;
+    deferred.swap(deferred_);
+    for (auto& fn : deferred) fn();
+    n += static_cast<int>(completions.size() + deferred.size());
+  }
+  return n;
+}
+
+void Fabric::Internal::DrainNotify() {
+  uint64_t v;
+  (void)!read(notify_fd_, &v, sizeof v);
+}
+
+void Fabric::Internal::DeliverAccept(std::shared_ptr<EndpointBase> ep) {
+  if (fabric_.on_accept_) fabric_.on_accept_(std::move(ep));
+}
+
+void Fabric::Internal::DeliverMessage(const std::shared_ptr<EndpointBase>& ep,
+                                      std::span<const std::byte> bytes) {
+  if (fabric_.on_message_) {
+    std::shared_ptr<Endpoint> as_endpoint = ep;
+    fabric_.on_message_(as_endpoint, bytes);
+  }
+}
+
+void Fabric::Internal::DeliverDisconnect(const std::shared_ptr<EndpointBase>& ep, Status why) {
+  for (auto& [id, channel] : channels_) {
+    if (channel->endpoint().get() == ep.get()) channel->Fail(why);
+  }
+  if (fabric_.on_disconnect_) {
+    std::shared_ptr<Endpoint> as_endpoint = ep;
+    fabric_.on_disconnect_(as_endpoint, why);
+  }
+}
+
+Status WaitUntil(Fabric& fabric, const std::function<bool()>& done,
+                 std::chrono::milliseconds timeout, std::string_view what) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return TimedOut(what, " did not finish within ", timeout.count(), " ms");
+    fabric.Wait(std::min(left, std::chrono::milliseconds(100)));
+  }
+  return Status();
+}
+
+}  // namespace rampart::transport
