@@ -1,0 +1,492 @@
+// ucx backend, set-up path: context, worker, listener, connections, active
+// message reception, progress and waiting.
+#include "transport/ucx/ucx_fabric.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <ucm/api/ucm.h>
+
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+namespace rampart::transport {
+namespace {
+
+Status UcxError(std::string_view what, ucs_status_t st) {
+  StatusCode code = StatusCode::kInternal;
+  switch (st) {
+    case UCS_ERR_UNREACHABLE:
+    case UCS_ERR_CONNECTION_RESET:
+    case UCS_ERR_ENDPOINT_TIMEOUT:
+    case UCS_ERR_REJECTED:
+    case UCS_ERR_NOT_CONNECTED:
+      code = StatusCode::kUnavailable;
+      break;
+    case UCS_ERR_NO_MEMORY:
+    case UCS_ERR_NO_RESOURCE:
+      code = StatusCode::kResourceExhausted;
+      break;
+    case UCS_ERR_BUSY:
+      code = StatusCode::kUnavailable;
+      break;
+    case UCS_ERR_INVALID_PARAM:
+      code = StatusCode::kInvalidArgument;
+      break;
+    case UCS_ERR_UNSUPPORTED:
+      code = StatusCode::kNotSupported;
+      break;
+    case UCS_ERR_CANCELED:
+      code = StatusCode::kAborted;
+      break;
+    case UCS_ERR_TIMED_OUT:
+      code = StatusCode::kTimedOut;
+      break;
+    default:
+      break;
+  }
+  return Status(code, StrCat(what, ": ", ucs_status_string(st)));
+}
+
+// UCX settings rampart relies on (UCX_NOTES), unless the user set them:
+// error handling over shared memory (only when shared memory may be used, or
+// UCX warns about an unused variable) and reusing a listener's port after a
+// restart. These are transport-level settings that ucp_config_modify does not
+// reach, so they go through the environment, under a lock, at start-up.
+void SetUcxEnvironmentDefaults(const std::string& tls) {
+  static std::mutex mu;
+  static bool we_set_mm = false;
+  std::lock_guard<std::mutex> lock(mu);
+  const char* env_tls = std::getenv("UCX_TLS");
+  std::string effective = env_tls != nullptr ? env_tls : tls;
+  bool may_use_shm = effective.empty() || effective.find("sm") != std::string::npos ||
+                     effective.find("posix") != std::string::npos ||
+                     effective.find("sysv") != std::string::npos ||
+                     effective.find("all") != std::string::npos || effective[0] == '^';
+  if (may_use_shm && std::getenv("UCX_MM_ERROR_HANDLING") == nullptr) {
+    setenv("UCX_MM_ERROR_HANDLING", "y", 0);
+    we_set_mm = true;
+  } else if (!may_use_shm && we_set_mm) {
+    unsetenv("UCX_MM_ERROR_HANDLING");
+    we_set_mm = false;
+  }
+  setenv("UCX_TCP_CM_REUSEADDR", "y", 0);
+}
+
+Result<sockaddr_storage> ResolveAddress(const std::string& host, uint16_t port) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  std::string service = std::to_string(port);
+  int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &res);
+  if (rc != 0) return InvalidArgument("cannot resolve ", host, ": ", gai_strerror(rc));
+  sockaddr_storage out{};
+  std::memcpy(&out, res->ai_addr, res->ai_addrlen);
+  freeaddrinfo(res);
+  return out;
+}
+
+std::string PeerName(const sockaddr_storage& addr) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  uint16_t port = 0;
+  if (addr.ss_family == AF_INET) {
+    auto* in = reinterpret_cast<const sockaddr_in*>(&addr);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+    port = ntohs(in->sin_port);
+  } else if (addr.ss_family == AF_INET6) {
+    auto* in6 = reinterpret_cast<const sockaddr_in6*>(&addr);
+    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
+    port = ntohs(in6->sin6_port);
+  }
+  return StrCat(host, ":", port);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Fabric>> CreateUcxFabric(const FabricOptions& options) {
+  return UcxFabric::Create(options);
+}
+
+Result<std::unique_ptr<Fabric>> UcxFabric::Create(const FabricOptions& options) {
+  std::unique_ptr<UcxFabric> fabric(new UcxFabric(options));
+  RAMPART_RETURN_IF_ERROR(fabric->Init());
+  return std::unique_ptr<Fabric>(std::move(fabric));
+}
+
+UcxFabric::UcxFabric(const FabricOptions& options) : Fabric(options) {}
+
+Status UcxFabric::Init() {
+  SetUcxEnvironmentDefaults(options_.ucx_transports);
+  ucp_config_t* config = nullptr;
+  ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
+  if (st != UCS_OK) return UcxError("ucp_config_read", st);
+  auto modify = [&](const char* env, const char* key, const std::string& value) -> Status {
+    if (value.empty() || std::getenv(env) != nullptr) return Status();
+    ucs_status_t s = ucp_config_modify(config, key, value.c_str());
+    return s == UCS_OK ? Status() : UcxError(StrCat("UCX setting ", key, "=", value), s);
+  };
+  Status cfg = modify("UCX_NET_DEVICES", "NET_DEVICES", options_.ucx_net_devices);
+  if (cfg.ok()) cfg = modify("UCX_TLS", "TLS", options_.ucx_transports);
+
+  if (!cfg.ok()) {
+    ucp_config_release(config);
+    return cfg;
+  }
+
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;
+  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+  params.name = "rampart";
+  st = ucp_init(&params, config, &context_);
+  ucp_config_release(config);
+  if (st != UCS_OK) return UcxError("ucp_init", st);
+
+  ucp_worker_params_t wparams{};
+  wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
+  st = ucp_worker_create(context_, &wparams, &worker_);
+  if (st != UCS_OK) return UcxError("ucp_worker_create", st);
+  st = ucp_worker_get_efd(worker_, &event_fd_);
+  if (st != UCS_OK) return UcxError("ucp_worker_get_efd", st);
+
+  for (unsigned id : {kAmUser, kAmControl, kAmRma}) {
+    ucp_am_handler_param_t am{};
+    am.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                    UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+    am.id = id;
+    am.cb = id == kAmUser      ? &UcxFabric::OnAmUser
+            : id == kAmControl ? &UcxFabric::OnAmControl
+                               : &UcxFabric::OnAmRma;
+    am.arg = this;
+    am.flags = UCP_AM_FLAG_WHOLE_MSG;
+    st = ucp_worker_set_am_recv_handler(worker_, &am);
+    if (st != UCS_OK) return UcxError("ucp_worker_set_am_recv_handler", st);
+  }
+
+  native_remote_rma_ = DetectNativeRma();
+  spdlog::debug("ucx: one-sided access to unmapped peer memory by {}",
+                native_remote_rma_ ? "RDMA" : "software requests");
+
+  RegistrationCache::Registrar registrar;
+  registrar.reg = [this](std::byte* addr, size_t len) -> Result<RegistrationCache::Handle> {
+    ucp_mem_map_params_t mp{};
+    mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+    mp.address = addr;
+    mp.length = len;
+    ucp_mem_h memh = nullptr;
+    ucs_status_t s = ucp_mem_map(context_, &mp, &memh);
+    if (s != UCS_OK) return UcxError("ucp_mem_map", s);
+    return static_cast<RegistrationCache::Handle>(memh);
+  };
+  registrar.dereg = [this](RegistrationCache::Handle h) {
+    ucp_mem_unmap(context_, static_cast<ucp_mem_h>(h));
+  };
+  reg_cache_ = std::make_unique<RegistrationCache>(std::move(registrar),
+                                                   options_.registration_cache_bytes);
+  // Forget registrations of memory that is unmapped (UCX's own memory hooks).
+  ucs_status_t hs = ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 1000, &UcxFabric::OnMemoryUnmapped, this);
+  if (hs == UCS_OK) {
+    ucm_handler_set_ = true;
+  } else {
+    spdlog::warn("ucx: memory hooks unavailable ({}); the registration cache keeps no unused entries",
+                 ucs_status_string(hs));
+    reg_cache_ = std::make_unique<RegistrationCache>(std::move(registrar), 0);
+  }
+  return Status();
+}
+
+// Whether this context has a transport with hardware one-sided operations
+// (InfiniBand/RoCE verbs, Cray uGNI). UCX 1.13 has no query for it, so the
+// resource list that ucp_context_print_info prints is searched.
+bool UcxFabric::DetectNativeRma() const {
+  char* text = nullptr;
+  size_t size = 0;
+  FILE* out = open_memstream(&text, &size);
+  if (out == nullptr) return false;
+  ucp_context_print_info(context_, out);
+  fclose(out);
+  std::string info(text, size);
+  free(text);
+  for (const char* tl : {"rc_verbs", "rc_mlx5", "dc_mlx5", "ugni_rdma"}) {
+    if (info.find(tl) != std::string::npos) return true;
+  }
+  return false;
+}
+
+void UcxFabric::OnMemoryUnmapped(ucm_event_type_t, ucm_event_t* event, void* arg) {
+  static_cast<UcxFabric*>(arg)->reg_cache_->Invalidate(event->vm_unmapped.address,
+                                                       event->vm_unmapped.size);
+}
+
+UcxFabric::~UcxFabric() {
+  // Order matters. First stop all traffic: with one-sided operations emulated
+  // over active messages (UCX over tcp), a peer's write is carried out by our
+  // own progress and nothing checks that the target memory still exists. So
+  // endpoints close (force) before any region they may target is freed.
+  if (listener_ != nullptr) ucp_listener_destroy(listener_);
+  std::vector<std::shared_ptr<UcxEndpoint>> live;
+  for (auto& [ep, weak] : endpoints_) {
+    if (auto e = weak.lock()) live.push_back(std::move(e));
+  }
+  for (auto& e : live) e->Fail(Aborted("fabric shut down"));
+  // Bounded: a graceful close waits for the peer, which may be gone or not
+  // progressing; after the deadline the requests are released unfinished.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  while (!close_requests_.empty() && std::chrono::steady_clock::now() < deadline) {
+    ucp_worker_progress(worker_);
+    ReapCloseRequests();
+  }
+  for (void* req : close_requests_) ucp_request_free(req);
+  close_requests_.clear();
+  internal().Shutdown();  // now channels may free their rings
+  for (PendingMessage& m : pending_) {
+    if (m.ucx_data != nullptr) ucp_am_data_release(worker_, m.ucx_data);
+  }
+  pending_.clear();
+  if (ucm_handler_set_) ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, &UcxFabric::OnMemoryUnmapped, this);
+  reg_cache_.reset();
+  if (worker_ != nullptr) ucp_worker_destroy(worker_);
+  if (context_ != nullptr) ucp_cleanup(context_);
+}
+
+Fabric::CacheStats UcxFabric::registration_cache_stats() const {
+  auto s = reg_cache_->stats();
+  return CacheStats{s.hits, s.misses, s.evictions, s.invalidations};
+}
+
+void UcxFabric::TrackCloseRequest(void* request) {
+  if (request == nullptr || !UCS_PTR_IS_PTR(request)) return;
+  close_requests_.push_back(request);
+}
+
+// ---------------------------------------------------------------------------
+// Connections
+
+void UcxFabric::OnEndpointError(void* arg, ucp_ep_h ep, ucs_status_t status) {
+  auto* self = static_cast<UcxFabric*>(arg);
+  auto it = self->endpoints_.find(ep);
+  if (it == self->endpoints_.end()) return;
+  auto endpoint = it->second.lock();
+  if (!endpoint || endpoint->state_ != UcxEndpoint::State::kConnected) return;
+  Status why = UcxError(StrCat("connection to ", endpoint->peer_name()), status);
+  spdlog::info("ucx: {}", why.message());
+  endpoint->Fail(why);
+  // The user hears of it outside UCX's callback.
+  self->internal().Defer([self, endpoint, why] {
+    self->internal().DeliverDisconnect(endpoint, why);
+  });
+}
+
+std::shared_ptr<UcxEndpoint> UcxFabric::CreateEndpoint(const ucp_ep_params_t& base,
+                                                       std::string peer) {
+  auto endpoint = std::make_shared<UcxEndpoint>(*this, std::move(peer));
+  ucp_ep_params_t params = base;
+  params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  params.err_handler.cb = &UcxFabric::OnEndpointError;
+  params.err_handler.arg = this;
+  ucp_ep_h ep = nullptr;
+  ucs_status_t st = ucp_ep_create(worker_, &params, &ep);
+  if (st != UCS_OK) {
+    endpoint->state_ = UcxEndpoint::State::kFailed;
+    endpoint->failure_ = UcxError(StrCat("connect to ", endpoint->peer_name()), st);
+    return endpoint;
+  }
+  endpoint->Attach(ep);
+  endpoints_[ep] = endpoint;
+  return endpoint;
+}
+
+void UcxFabric::OnConnRequest(ucp_conn_request_h request, void* arg) {
+  auto* self = static_cast<UcxFabric*>(arg);
+  ucp_conn_request_attr_t attr{};
+  attr.field_mask = UCP_CONN_REQUEST_ATTR_FIELD_CLIENT_ADDR;
+  std::string peer = "?";
+  if (ucp_conn_request_query(request, &attr) == UCS_OK) peer = PeerName(attr.client_address);
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST;
+  params.conn_request = request;
+  auto endpoint = self->CreateEndpoint(params, peer);
+  if (!endpoint->connected()) {
+    spdlog::warn("ucx: cannot accept {}: {}", peer, endpoint->failure().ToString());
+    return;
+  }
+  self->internal().Defer([self, endpoint] { self->internal().DeliverAccept(endpoint); });
+}
+
+Status UcxFabric::Listen(const std::string& host, uint16_t port) {
+  if (listener_ != nullptr) return FailedPrecondition("already listening on port ", listen_port_);
+  RAMPART_ASSIGN_OR_RETURN(sockaddr_storage addr, ResolveAddress(host, port));
+  ucp_listener_params_t params{};
+  params.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
+  params.sockaddr.addr = reinterpret_cast<const sockaddr*>(&addr);
+  params.sockaddr.addrlen = sizeof(sockaddr_in);
+  params.conn_handler.cb = &UcxFabric::OnConnRequest;
+  params.conn_handler.arg = this;
+  ucs_status_t st = ucp_listener_create(worker_, &params, &listener_);
+  if (st != UCS_OK) {
+    listener_ = nullptr;
+    return UcxError(StrCat("listen on ", host, ":", port,
+                           " (the ucx listener needs tcp among UCX_TLS and a free port)"),
+                    st);
+  }
+  ucp_listener_attr_t attr{};
+  attr.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
+  st = ucp_listener_query(listener_, &attr);
+  if (st != UCS_OK) return UcxError("ucp_listener_query", st);
+  listen_port_ = ntohs(reinterpret_cast<const sockaddr_in*>(&attr.sockaddr)->sin_port);
+  return Status();
+}
+
+Result<std::shared_ptr<Endpoint>> UcxFabric::Connect(const std::string& host, uint16_t port) {
+  RAMPART_ASSIGN_OR_RETURN(sockaddr_storage addr, ResolveAddress(host, port));
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR;
+  params.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
+  params.sockaddr.addr = reinterpret_cast<const sockaddr*>(&addr);
+  params.sockaddr.addrlen = sizeof(sockaddr_in);
+  auto endpoint = CreateEndpoint(params, StrCat(host, ":", port));
+  if (!endpoint->connected()) return endpoint->failure();
+  // Wire-up is asynchronous; a flush completes once the peer has answered.
+  bool flushed = false;
+  Status flush_status;
+  RAMPART_RETURN_IF_ERROR(endpoint->Flush([&](Status s) {
+    flushed = true;
+    flush_status = s;
+  }));
+  Status wait = WaitUntil(*this, [&] { return flushed || !endpoint->connected(); },
+                          options_.connect_timeout, StrCat("connecting to ", host, ":", port));
+  if (!wait.ok()) {
+    endpoint->Close();
+    return wait;
+  }
+  if (!endpoint->connected()) return endpoint->failure();
+  if (!flush_status.ok()) return flush_status.WithContext(StrCat("connecting to ", host, ":", port));
+  return std::shared_ptr<Endpoint>(endpoint);
+}
+
+// ---------------------------------------------------------------------------
+// Receiving
+
+ucs_status_t UcxFabric::OnAmUser(void* arg, const void*, size_t, void* data, size_t length,
+                                 const ucp_am_recv_param_t* param) {
+  return static_cast<UcxFabric*>(arg)->ReceiveAm(kAmUser, data, length, param);
+}
+
+ucs_status_t UcxFabric::OnAmRma(void* arg, const void*, size_t, void* data, size_t length,
+                                const ucp_am_recv_param_t* param) {
+  return static_cast<UcxFabric*>(arg)->ReceiveAm(kAmRma, data, length, param);
+}
+
+ucs_status_t UcxFabric::OnAmControl(void* arg, const void*, size_t, void* data, size_t length,
+                                    const ucp_am_recv_param_t* param) {
+  return static_cast<UcxFabric*>(arg)->ReceiveAm(kAmControl, data, length, param);
+}
+
+void UcxFabric::OnRendezvousDone(void* request, ucs_status_t status, size_t, void* user_data) {
+  ucp_request_free(request);
+  auto* m = static_cast<PendingMessage*>(user_data);
+  m->ready = true;
+  m->failed = status != UCS_OK;
+}
+
+// Runs inside ucp_worker_progress: only queues; DeliverPendingMessages hands
+// the messages to the handlers once progress has returned.
+ucs_status_t UcxFabric::ReceiveAm(unsigned am_id, void* data, size_t length,
+                                  const ucp_am_recv_param_t* param) {
+  std::weak_ptr<UcxEndpoint> from;
+  if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) {
+    auto it = endpoints_.find(param->reply_ep);
+    if (it != endpoints_.end()) from = it->second;
+  }
+  const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+  if (from.expired() || length > options_.max_message_size) {
+    spdlog::warn("ucx: dropping a {}-byte message ({})", length,
+                 from.expired() ? "unknown endpoint" : "over max_message_size");
+    if (rendezvous) ucp_am_data_release(worker_, data);
+    return UCS_OK;
+  }
+  PendingMessage& m = pending_.emplace_back();
+  m.ep = std::move(from);
+  m.am_id = am_id;
+  m.length = length;
+  if (rendezvous) {
+    m.owned = std::make_unique<std::byte[]>(length);
+    m.ready = false;
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.cb.recv_am = &UcxFabric::OnRendezvousDone;
+    p.user_data = &m;
+    ucs_status_ptr_t req = ucp_am_recv_data_nbx(worker_, data, m.owned.get(), length, &p);
+    if (req == nullptr) {
+      m.ready = true;
+    } else if (UCS_PTR_IS_ERR(req)) {
+      m.ready = true;
+      m.failed = true;
+    }  // else OnRendezvousDone frees the request
+    return UCS_OK;
+  }
+  if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) {
+    m.ucx_data = data;  // keep UCX's buffer, no copy
+    return UCS_INPROGRESS;
+  }
+  m.offset = pending_bytes_.size();
+  pending_bytes_.insert(pending_bytes_.end(), static_cast<std::byte*>(data),
+                        static_cast<std::byte*>(data) + length);
+  return UCS_OK;
+}
+
+void UcxFabric::DeliverPendingMessages() {
+  // In arrival order; a rendezvous message still arriving holds back those
+  // behind it.
+  while (!pending_.empty() && pending_.front().ready) {
+    PendingMessage m = std::move(pending_.front());
+    pending_.pop_front();
+    auto ep = m.ep.lock();
+    if (ep && !m.failed) {
+      const std::byte* bytes = m.owned   ? m.owned.get()
+                               : m.ucx_data ? static_cast<const std::byte*>(m.ucx_data)
+                                            : pending_bytes_.data() + m.offset;
+      std::span<const std::byte> body(bytes, m.length);
+      if (m.am_id == kAmUser) {
+        internal().DeliverMessage(ep, body);
+      } else if (m.am_id == kAmControl) {
+        internal().DeliverControl(ep, body);
+      } else {
+        HandleSoftwareRma(ep, body);
+      }
+    }
+    if (m.ucx_data != nullptr) ucp_am_data_release(worker_, m.ucx_data);
+  }
+  if (pending_.empty()) pending_bytes_.clear();
+}
+
+int UcxFabric::ProgressBackend() {
+  int n = 0;
+  while (ucp_worker_progress(worker_) != 0) ++n;
+  if (!pending_.empty()) {
+    size_t before = pending_.size();
+    DeliverPendingMessages();
+    n += static_cast<int>(before - pending_.size());
+  }
+  if (!close_requests_.empty()) ReapCloseRequests();
+  return n;
+}
+
+void UcxFabric::ReapCloseRequests() {
+  std::erase_if(close_requests_, [](void* req) {
+    if (ucp_request_check_status(req) == UCS_INPROGRESS) return false;
+    ucp_request_free(req);
+    return true;
+  });
+}
+
+bool UcxFabric::ArmBackend() {
+  ucs_status_t st = ucp_worker_arm(worker_);
+  return st == UCS_OK;  // UCS_ERR_BUSY: events pending, progress again
+}
+
+}  // namespace rampart::transport
