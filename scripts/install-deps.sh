@@ -12,6 +12,7 @@ packages=(
   libcli11-dev                    # command line
   libspdlog-dev libfmt-dev        # logging, formatting
   libxxhash-dev                   # hashing
+  nlohmann-json3-dev              # benchmark JSON
   python3 python3-venv            # integration tests and plots
 )
 

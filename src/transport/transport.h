@@ -326,6 +326,8 @@ class Fabric {
   virtual int backend_event_fd() const = 0;
 
   FabricOptions options_;
+  static constexpr int kBackendEvery = 8;
+  int calls_without_backend_ = 0;
   AcceptHandler on_accept_;
   MessageHandler on_message_;
   DisconnectHandler on_disconnect_;

@@ -54,26 +54,37 @@ Status UcxError(std::string_view what, ucs_status_t st) {
 // error handling over shared memory (only when shared memory may be used, or
 // UCX warns about an unused variable) and reusing a listener's port after a
 // restart. These are transport-level settings that ucp_config_modify does not
-// reach, so they go through the environment, under a lock, at start-up.
-void SetUcxEnvironmentDefaults(const std::string& tls) {
-  static std::mutex mu;
-  static bool we_set_mm = false;
-  std::lock_guard<std::mutex> lock(mu);
-  const char* env_tls = std::getenv("UCX_TLS");
-  std::string effective = env_tls != nullptr ? env_tls : tls;
-  bool may_use_shm = effective.empty() || effective.find("sm") != std::string::npos ||
-                     effective.find("posix") != std::string::npos ||
-                     effective.find("sysv") != std::string::npos ||
-                     effective.find("all") != std::string::npos || effective[0] == '^';
-  if (may_use_shm && std::getenv("UCX_MM_ERROR_HANDLING") == nullptr) {
-    setenv("UCX_MM_ERROR_HANDLING", "y", 0);
-    we_set_mm = true;
-  } else if (!may_use_shm && we_set_mm) {
-    unsetenv("UCX_MM_ERROR_HANDLING");
-    we_set_mm = false;
+// reach, so they are put in the environment while the context and worker are
+// created, and taken out again so child processes do not inherit them.
+class ScopedUcxEnvironment {
+ public:
+  explicit ScopedUcxEnvironment(const std::string& tls) : lock_(Mutex()) {
+    const char* env_tls = std::getenv("UCX_TLS");
+    std::string effective = env_tls != nullptr ? env_tls : tls;
+    bool may_use_shm = effective.empty() || effective.find("sm") != std::string::npos ||
+                       effective.find("posix") != std::string::npos ||
+                       effective.find("sysv") != std::string::npos ||
+                       effective.find("all") != std::string::npos || effective[0] == '^';
+    if (may_use_shm) Set("UCX_MM_ERROR_HANDLING", "y");
+    Set("UCX_TCP_CM_REUSEADDR", "y");
   }
-  setenv("UCX_TCP_CM_REUSEADDR", "y", 0);
-}
+  ~ScopedUcxEnvironment() {
+    for (const char* name : set_) unsetenv(name);
+  }
+
+ private:
+  static std::mutex& Mutex() {
+    static std::mutex mu;
+    return mu;
+  }
+  void Set(const char* name, const char* value) {
+    if (std::getenv(name) != nullptr) return;  // the user's choice stands
+    setenv(name, value, 0);
+    set_.push_back(name);
+  }
+  std::lock_guard<std::mutex> lock_;
+  std::vector<const char*> set_;
+};
 
 Result<sockaddr_storage> ResolveAddress(const std::string& host, uint16_t port) {
   addrinfo hints{};
@@ -119,7 +130,7 @@ Result<std::unique_ptr<Fabric>> UcxFabric::Create(const FabricOptions& options) 
 UcxFabric::UcxFabric(const FabricOptions& options) : Fabric(options) {}
 
 Status UcxFabric::Init() {
-  SetUcxEnvironmentDefaults(options_.ucx_transports);
+  ScopedUcxEnvironment environment(options_.ucx_transports);
   ucp_config_t* config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
   if (st != UCS_OK) return UcxError("ucp_config_read", st);
@@ -465,8 +476,7 @@ void UcxFabric::DeliverPendingMessages() {
 }
 
 int UcxFabric::ProgressBackend() {
-  int n = 0;
-  while (ucp_worker_progress(worker_) != 0) ++n;
+  int n = static_cast<int>(ucp_worker_progress(worker_));
   if (!pending_.empty()) {
     size_t before = pending_.size();
     DeliverPendingMessages();

@@ -199,7 +199,10 @@ void UcxFabric::HandleSoftwareRma(const std::shared_ptr<UcxEndpoint>& ep,
   switch (h.op) {
     case SwOp::kRead:
       r.op = SwOp::kReadReply;
-      if (target != nullptr) reply->insert(reply->end(), target, target + h.len);
+      if (target != nullptr) {
+        reply->resize(sizeof(SwHeader) + h.len);
+        std::memcpy(reply->data() + sizeof(SwHeader), target, h.len);
+      }
       break;
     case SwOp::kWrite:
       r.op = SwOp::kWriteAck;

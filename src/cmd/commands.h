@@ -1,0 +1,84 @@
+// The subcommands of the `rampart` binary and what they share.
+//
+// Each subcommand lives in its own file and registers itself on the app:
+//
+//   void RegisterConfigCommand(CLI::App& app, CommandContext& ctx) {
+//     CLI::App* show = app.add_subcommand("show", "...");
+//     OnRun(show, ctx, [&ctx] {
+//       const Result<ClusterConfig>& config = ctx.config();
+//       if (!config.ok()) return ReportUsageError(config.status());
+//       ...
+//       return kExitOk;
+//     });
+//   }
+//
+// Adding a subcommand is one new file plus one Register...() call in main.cc.
+// main.cc parses the command line first, then sets up logging, then runs the
+// action of the selected subcommand. Nothing heavy happens during parsing, so
+// `--help` works anywhere without a configuration, a network or a device.
+//
+// Output: results (tables, TOML, JSON) go to stdout; logs and errors go to
+// stderr. An error is one line, "rampart: <what went wrong>".
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/config.h"
+#include "common/status.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace rampart::cmd {
+
+// Exit codes of the binary.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;  // the command ran and failed
+inline constexpr int kExitUsage = 2;    // bad flags, unknown command, bad configuration
+
+// State shared by all subcommands: the global flags and the configuration.
+// Lives in main() for the whole run; single-threaded.
+class CommandContext {
+ public:
+  // --config FILE; empty: the embedded default (config/default.toml).
+  std::string config_path;
+  // --log-level; $RAMPART_LOG overrides it (see common/log.h).
+  std::string log_level = "info";
+
+  // The cluster configuration from config_path over the embedded default.
+  // Loaded on the first call, after the command line has been parsed; later
+  // calls return the same result. On error, commands usually
+  // `return ReportUsageError(config.status());`.
+  const Result<ClusterConfig>& config();
+
+  // Set by OnRun when a subcommand is selected; run by main after parsing.
+  std::function<int()> action;
+
+ private:
+  std::optional<Result<ClusterConfig>> config_;
+};
+
+// Makes main run `action` (returning an exit code) once parsing succeeded and
+// `command` was selected. `command` is a leaf subcommand.
+void OnRun(CLI::App* command, CommandContext& ctx, std::function<int()> action);
+
+// Print "rampart: <status message>" on stderr and return kExitUsage / kExitFailure.
+// ReportUsageError omits the status code name (configuration errors already say
+// file, line, key and problem); ReportFailure includes it.
+int ReportUsageError(const Status& status);
+int ReportFailure(const Status& status);
+
+// ---- registration: one function per file ----
+
+// `rampart config show|check|default|docs` (config_command.cc).
+void RegisterConfigCommand(CLI::App& app, CommandContext& ctx);
+// `rampart bench ...` (bench_transport.cc and later bench drivers).
+void RegisterBenchCommands(CLI::App& app, CommandContext& ctx);
+// `rampart run`: transport self-check and benchmark on the configuration (run.cc).
+void RegisterRunCommand(CLI::App& app, CommandContext& ctx);
+
+}  // namespace rampart::cmd

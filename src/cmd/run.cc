@@ -1,0 +1,36 @@
+// rampart run: what `make run` starts today. A short transport self-check and
+// benchmark on the configured cluster's transport settings, every path.
+// (When the KV tier exists, `make run` starts `rampart up` instead.)
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "bench/transport_bench.h"
+#include "cmd/commands.h"
+#include "transport/config_options.h"
+
+namespace rampart::cmd {
+
+void RegisterRunCommand(CLI::App& app, CommandContext& ctx) {
+  CLI::App* run = app.add_subcommand(
+      "run",
+      "Check the transport on this machine: start a peer process, exercise every path (ucx "
+      "shared memory, ucx tcp, tcp) for 0.2 s each and print what each achieves");
+  OnRun(run, ctx, [&ctx] {
+    const Result<ClusterConfig>& config = ctx.config();
+    if (!config.ok()) return ReportUsageError(config.status());
+    std::cout << "rampart: cluster \"" << config->name << "\", " << config->nodes.size()
+              << " nodes configured, transport " << config->transport.backend
+              << ". The KV tier is not built yet; checking the transport.\n";
+    bench::TransportBenchOptions options;
+    options.fabric = transport::FabricOptionsFromConfig(config->transport);
+    options.duration = std::chrono::milliseconds(200);
+    auto results = bench::RunTransportBench(options);
+    if (!results.ok()) return ReportFailure(results.status());
+    bench::PrintTransportTable(*results, std::cout);
+    std::cout << "rampart: transport OK. Full benchmark: rampart bench transport\n";
+    return kExitOk;
+  });
+}
+
+}  // namespace rampart::cmd
