@@ -18,32 +18,14 @@
 
 namespace rampart::transport::testing {
 
-// Runs a registered peer role (RAMPART_TEST_PEER) in a fresh process: this
-// test binary exec'd again, so the child starts with no UCX state inherited.
-// `args` reach the role's function; the pipe's write end is passed along so
-// the child can report a port. Killed by PID in the destructor.
-class PeerProcess;
-
-// Runs `body` in a forked child process. The destructor kills the child by PID
-// (SIGKILL) and reaps it, so a failing test never leaves a process behind.
-// The child exits with body's return value and never returns into the test.
-class ChildProcess {
+// A child process this test owns: killed by PID (SIGKILL) and reaped in the
+// destructor, so a failing test never leaves a process behind.
+class OwnedProcess {
  public:
-  explicit ChildProcess(const std::function<int()>& body) {
-    pid_ = fork();
-    if (pid_ == 0) {
-      int rc = 1;
-      try {
-        rc = body();
-      } catch (...) {
-        rc = 99;
-      }
-      _exit(rc);
-    }
-  }
-  ChildProcess(const ChildProcess&) = delete;
-  ChildProcess& operator=(const ChildProcess&) = delete;
-  ~ChildProcess() { Kill(); }
+  OwnedProcess() = default;
+  OwnedProcess(const OwnedProcess&) = delete;
+  OwnedProcess& operator=(const OwnedProcess&) = delete;
+  ~OwnedProcess() { Kill(); }
 
   pid_t pid() const { return pid_; }
   bool started() const { return pid_ > 0; }
@@ -77,9 +59,29 @@ class ChildProcess {
     }
   }
 
- private:
+ protected:
   pid_t pid_ = -1;
+
+ private:
   bool reaped_ = false;
+};
+
+// Runs `body` in a forked child process, which exits with body's return value
+// and never returns into the test.
+class ChildProcess : public OwnedProcess {
+ public:
+  explicit ChildProcess(const std::function<int()>& body) {
+    pid_ = fork();
+    if (pid_ == 0) {
+      int rc = 1;
+      try {
+        rc = body();
+      } catch (...) {
+        rc = 99;
+      }
+      _exit(rc);
+    }
+  }
 };
 
 // A pipe the child uses to tell the parent something small (a port number).
@@ -138,7 +140,11 @@ struct PeerRegistration {
   static int name##_peer_main([[maybe_unused]] const std::vector<std::string>& args,     \
                               [[maybe_unused]] int report_fd)
 
-class PeerProcess {
+// Runs a registered peer role (RAMPART_TEST_PEER) in a fresh process: this
+// test binary exec'd again, so the child starts with no UCX state inherited.
+// `args` reach the role's function; the pipe's write end is passed along so
+// the child can report a port. The child dies with the test binary.
+class PeerProcess : public OwnedProcess {
  public:
   PeerProcess(const std::string& role, const std::vector<std::string>& args) {
     pid_ = fork();
@@ -157,38 +163,11 @@ class PeerProcess {
       _exit(127);
     }
   }
-  PeerProcess(const PeerProcess&) = delete;
-  PeerProcess& operator=(const PeerProcess&) = delete;
-  ~PeerProcess() { Kill(); }
 
-  pid_t pid() const { return pid_; }
   std::optional<uint64_t> ReadReport(std::chrono::milliseconds timeout) { return pipe_.ReadU64(timeout); }
-  void Kill() {
-    if (pid_ > 0 && !reaped_) {
-      kill(pid_, SIGKILL);
-      int status = 0;
-      waitpid(pid_, &status, 0);
-      reaped_ = true;
-    }
-  }
-  // Exit code, -1 if still running after `timeout`, 128+signal if killed.
-  int WaitExit(std::chrono::milliseconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (true) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        reaped_ = true;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      if (std::chrono::steady_clock::now() > deadline) return -1;
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-  }
 
  private:
   Pipe pipe_;
-  pid_t pid_ = -1;
-  bool reaped_ = false;
 };
 
 // In a peer process: reports a value (e.g. a port) to the parent.
