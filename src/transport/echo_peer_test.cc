@@ -73,8 +73,10 @@ RAMPART_TEST_PEER(echo) {
     return 4;
   }
   ReportToParent(report_fd, fabric.listen_port());
+  // Long waits on purpose: only a real wake-up (a message, a doorbell) ends
+  // them early, so a lost wake-up shows as a reply seconds late.
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(std::stoi(args[2]));
-  while (std::chrono::steady_clock::now() < until) fabric.Wait(std::chrono::milliseconds(100));
+  while (std::chrono::steady_clock::now() < until) fabric.Wait(std::chrono::seconds(3));
   return 0;
 }
 
