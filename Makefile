@@ -5,6 +5,8 @@
 
 BUILD      ?= build/release
 ASAN_BUILD ?= build/asan
+# Test binaries also run under AddressSanitizer/UBSan (every layer with tests).
+ASAN_TESTS ?= common_test transport_test $(if $(wildcard src/kv/*_test.cc),kv_test)
 JOBS       ?= $(shell nproc)
 
 .PHONY: run test deps build build-asan unit-test asan-test bench clean
@@ -22,7 +24,7 @@ build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD) -j $(JOBS)
 
 build-asan: deps $(ASAN_BUILD)/build.ninja
-	ninja -C $(ASAN_BUILD) -j $(JOBS) transport_test common_test
+	ninja -C $(ASAN_BUILD) -j $(JOBS) $(ASAN_TESTS)
 
 run: build
 	$(BUILD)/rampart run
@@ -31,7 +33,7 @@ unit-test: build
 	cd $(BUILD) && ctest --output-on-failure
 
 asan-test: build-asan
-	cd $(ASAN_BUILD) && ctest --output-on-failure -R 'transport_test|common_test'
+	cd $(ASAN_BUILD) && ctest --output-on-failure -R '^($(shell echo $(ASAN_TESTS) | tr ' ' '|'))$$'
 
 test: unit-test asan-test
 

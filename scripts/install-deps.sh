@@ -13,6 +13,7 @@ packages=(
   libspdlog-dev libfmt-dev        # logging, formatting
   libxxhash-dev                   # hashing
   nlohmann-json3-dev              # benchmark JSON
+  libisal-dev                     # crc32c (crc32_iscsi), XOR parity
   python3 python3-venv            # integration tests and plots
 )
 
