@@ -119,6 +119,9 @@ class UcxEndpoint final : public EndpointBase {
   std::unordered_map<uint64_t, SoftwareRequest> sw_pending_;
   uint64_t next_sw_id_ = 1;
   bool used_software_rma_ = false;
+  // Target side: the first software write from this peer refused since its
+  // last FLUSH (reported in the FLUSH reply).
+  StatusCode sw_write_error_ = StatusCode::kOk;
   friend class UcxFabric;
 };
 

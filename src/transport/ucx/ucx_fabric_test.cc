@@ -146,6 +146,43 @@ TEST_P(UcxTest, OutOfRangeAccessIsRefused) {
   EXPECT_EQ(client().ep->Import(garbage).status().code(), StatusCode::kInvalidArgument);
 }
 
+// Paths where one-sided operations are software requests the peer carries
+// out (memory not mapped here, no RDMA hardware): UCX over tcp. (Over shared
+// memory a descriptor is trusted as it is: ucp_rkey_ptr maps whatever address
+// it names.)
+class UcxSoftwareRmaTest : public UcxTest {};
+
+// A descriptor whose address the peer never exposed (forged here by moving
+// the segment's address): the peer refuses every access instead of touching
+// memory it does not own; reads fail, writes fail at the next Flush.
+TEST_P(UcxSoftwareRmaTest, AccessOutsideThePeersRegionsIsRefusedByThePeer) {
+  std::vector<std::byte> request = {std::byte{'D'}};
+  auto reply = client().Call(request);
+  ASSERT_TRUE(reply.ok());
+  std::vector<std::byte> forged(reply->begin() + 1, reply->end());
+  uint64_t address;
+  std::memcpy(&address, forged.data() + 16, 8);  // first segment's address
+  address += 64ull << 30;                          // far outside the 1 MiB region
+  std::memcpy(forged.data() + 16, &address, 8);
+  auto remote = client().ep->Import(forged);
+  ASSERT_TRUE(remote.ok()) << remote.status().ToString();
+  EXPECT_EQ(remote->DirectPointer(0, 8), nullptr);
+  std::vector<std::byte> buf(64);
+  IoSlice s{buf.data(), buf.size()};
+  Status read = Complete([&](Completion d) {
+    return client().ep->Read(*remote, 0, std::span<const IoSlice>(&s, 1), std::move(d));
+  });
+  EXPECT_EQ(read.code(), StatusCode::kInvalidArgument) << read.ToString();
+  EXPECT_TRUE(Complete([&](Completion d) {
+                return client().ep->Write(std::span<const IoSlice>(&s, 1), *remote, 0, std::move(d));
+              }).ok());
+  Status flush = Complete([&](Completion d) { return client().ep->Flush(std::move(d)); });
+  EXPECT_EQ(flush.code(), StatusCode::kInvalidArgument) << flush.ToString();
+  // The connection is still good.
+  auto again = client().Call(request);
+  EXPECT_TRUE(again.ok());
+}
+
 TEST_P(UcxTest, VectoredRegionTransfersByOffsetWithOneCompletion) {
   RemoteRegion remote = ImportPeerRegion();
   ASSERT_TRUE(remote.valid());
@@ -277,6 +314,8 @@ TEST_P(UcxTest, PeerKilledMidTransferIsReportedAndNothingHangs) {
   ASSERT_TRUE(client().Await([&] { return completions == 4; }, 5s));
 }
 
+INSTANTIATE_TEST_SUITE_P(Transports, UcxSoftwareRmaTest, ::testing::Values(std::string("tcp")),
+                         [](const auto&) { return "tcp"; });
 INSTANTIATE_TEST_SUITE_P(Transports, UcxTest, ::testing::Values(std::string(""), std::string("tcp")),
                          [](const auto& info) { return info.param.empty() ? "shm" : "tcp"; });
 

@@ -12,11 +12,12 @@
 //
 // Messages (AM id kAmRma), little-endian, header then payload:
 //   READ      addr len            -> READ_REPLY   status, len bytes
-//   WRITE     addr len, bytes     -> WRITE_ACK    status
+//   WRITE     addr len, bytes     (no reply: completes when sent, like a put)
 //   CAS       addr compare swap   -> CAS_REPLY    status previous
-//   FLUSH                         -> FLUSH_REPLY  (after everything before it)
+//   FLUSH                         -> FLUSH_REPLY  status of the writes before it
 // Requests on one endpoint are handled in order, so a FLUSH_REPLY follows
-// every write sent before the FLUSH.
+// every write sent before the FLUSH, and carries the first error any of them
+// met at the target (an address outside its regions).
 #include <spdlog/spdlog.h>
 
 #include <cstring>
@@ -32,7 +33,7 @@ enum class SwOp : uint8_t {
   kRead = 1,
   kReadReply,
   kWrite,
-  kWriteAck,
+  kUnused,  // was WRITE_ACK
   kCas,
   kCasReply,
   kFlush,
@@ -88,9 +89,19 @@ void UcxEndpoint::SoftwareRead(MultiOp* op, uint64_t addr, std::byte* dest, size
 }
 
 void UcxEndpoint::SoftwareWrite(MultiOp* op, uint64_t addr, const std::byte* src, size_t len) {
-  SwHeader h{SwOp::kWrite, 0, 0, 0, 0, addr, len, 0, 0};
-  IoSlice payload{const_cast<std::byte*>(src), len};
-  (void)SendSoftware(op, SoftwareRequest{}, &h, std::span<const IoSlice>(&payload, 1));
+  // Like a put: complete once sent (the caller's buffer is free again); the
+  // next Flush reports whether the target applied it.
+  auto header = std::make_shared<SwHeader>(SwHeader{SwOp::kWrite, 0, 0, 0, 0, addr, len, 0, 0});
+  IoSlice slices[] = {{header.get(), sizeof(SwHeader)}, {const_cast<std::byte*>(src), len}};
+  ++op->pending;
+  Status st = SendAm(kAmRma, slices, [header, op](Status s) {
+    if (!s.ok()) op->Fail(s);
+    op->Release();
+  });
+  if (!st.ok()) {
+    op->Fail(st);
+    op->Release();
+  }
   used_software_rma_ = true;
 }
 
@@ -125,7 +136,10 @@ void UcxEndpoint::OnSoftwareReply(const void* header_bytes, std::span<const std:
   sw_pending_.erase(it);
   MultiOp* op = request.op;
   auto code = static_cast<StatusCode>(h.status);
-  if (code != StatusCode::kOk) {
+  if (code != StatusCode::kOk && h.op == SwOp::kFlushReply) {
+    op->Fail(Status(code, StrCat("peer ", peer_name_, " refused a one-sided write made before "
+                                 "this flush (see its log)")));
+  } else if (code != StatusCode::kOk) {
     op->Fail(Status(code, StrCat("peer ", peer_name_, " refused a one-sided access at 0x",
                                  h.addr, " (+", h.len, ")")));
   } else if (h.op == SwOp::kReadReply) {
@@ -178,8 +192,7 @@ void UcxFabric::HandleSoftwareRma(const std::shared_ptr<UcxEndpoint>& ep,
   SwHeader h;
   std::memcpy(&h, bytes.data(), sizeof h);
   auto payload = bytes.subspan(sizeof h);
-  if (h.op == SwOp::kReadReply || h.op == SwOp::kWriteAck || h.op == SwOp::kCasReply ||
-      h.op == SwOp::kFlushReply) {
+  if (h.op == SwOp::kReadReply || h.op == SwOp::kCasReply || h.op == SwOp::kFlushReply) {
     ep->OnSoftwareReply(bytes.data(), payload);
     return;
   }
@@ -205,13 +218,12 @@ void UcxFabric::HandleSoftwareRma(const std::shared_ptr<UcxEndpoint>& ep,
       }
       break;
     case SwOp::kWrite:
-      r.op = SwOp::kWriteAck;
       if (target != nullptr && payload.size() == h.len) {
         std::memcpy(target, payload.data(), h.len);
-      } else if (target != nullptr) {
-        status = StatusCode::kInvalidArgument;
+      } else if (ep->sw_write_error_ == StatusCode::kOk) {
+        ep->sw_write_error_ = StatusCode::kInvalidArgument;  // reported by the next FLUSH
       }
-      break;
+      return;  // writes are not answered
     case SwOp::kCas:
       r.op = SwOp::kCasReply;
       if (target != nullptr && h.len == 8 && h.addr % 8 == 0) {
@@ -225,6 +237,8 @@ void UcxFabric::HandleSoftwareRma(const std::shared_ptr<UcxEndpoint>& ep,
       break;
     case SwOp::kFlush:
       r.op = SwOp::kFlushReply;
+      status = ep->sw_write_error_;
+      ep->sw_write_error_ = StatusCode::kOk;
       break;
     default:
       spdlog::warn("ucx: unknown one-sided request {} from {}", static_cast<int>(h.op),
