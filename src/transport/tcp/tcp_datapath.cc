@@ -278,7 +278,13 @@ Status TcpEndpoint::SendFrame(FrameKind kind, std::span<const IoSlice> message, 
   const size_t frame = kHeaderBytes + body;
 
   size_t written = 0;
-  if (out_.empty()) {
+  // Write straight from the caller's slices into the kernel when nothing is
+  // queued, for the first frame of a progress turn (a lone request leaves at
+  // once) and for large frames (no copy). Small frames that follow in the same
+  // turn are queued and leave together in one send() (many in flight).
+  const bool first_in_turn = direct_write_turn_ != fabric_->turn_;
+  if (out_.empty() && (first_in_turn || frame >= tcp::kCoalesceBelowBytes)) {
+    direct_write_turn_ = fabric_->turn_;
     // Fast path: straight from the caller's slices into the kernel.
     iovec iov[tcp::kMaxIov];
     size_t n = 0;
@@ -443,6 +449,7 @@ int TcpEndpoint::ParseFrames() {
 // TcpFabric: progress
 
 int TcpFabric::ProgressBackend() {
+  ++turn_;
   epoll_event events[tcp::kMaxEventsPerProgress];
   int n = epoll_wait(epoll_fd_, events, tcp::kMaxEventsPerProgress, 0);
   if (n <= 0) return 0;  // EINTR or nothing ready

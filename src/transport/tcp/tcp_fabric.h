@@ -65,6 +65,9 @@ inline constexpr size_t kReadChunk = 256u << 10;
 // Idle (empty) buffers larger than this are freed, so one 16 MiB message does
 // not pin 16 MiB per connection forever.
 inline constexpr size_t kKeepBufferBytes = 1u << 20;
+// Frames smaller than this that follow a direct write in the same progress
+// turn are copied and coalesced into one send().
+inline constexpr size_t kCoalesceBelowBytes = 16u << 10;
 // epoll events taken per ProgressBackend() call.
 inline constexpr int kMaxEventsPerProgress = 64;
 // recv() calls per readable event before the next connection gets its turn
@@ -240,6 +243,10 @@ class TcpEndpoint final : public EndpointBase {
   tcp::ByteQueue in_;
   tcp::ByteQueue out_;
   bool want_write_ = false;  // EPOLLOUT is in the epoll interest set
+  // The fabric's progress turn in which this connection last wrote straight
+  // from a caller's slices. Later small frames of the same turn are queued and
+  // leave together in one send() when EPOLLOUT fires (write coalescing).
+  uint64_t direct_write_turn_ = UINT64_MAX;
 
   uint64_t bytes_queued_ = 0;   // frame bytes accepted by Send/SendControl, total
   uint64_t bytes_written_ = 0;  // of those, handed to the kernel
@@ -294,6 +301,8 @@ class TcpFabric final : public Fabric {
   void Unwatch(int fd);
   void RemoveConnection(uint64_t id) { connections_.erase(id); }
 
+  // Incremented by every ProgressBackend call (see direct_write_turn_).
+  uint64_t turn_ = 0;
   int epoll_fd_ = -1;
   int listen_fd_ = -1;
   uint16_t listen_port_ = 0;
