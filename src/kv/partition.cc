@@ -1,0 +1,247 @@
+#include "kv/partition.h"
+
+#include <unordered_set>
+#include <utility>
+
+namespace rampart::kv {
+
+Partition::Partition(std::span<std::byte> arena, PartitionOptions options)
+    : options_(options), arena_(arena) {}
+
+Status Partition::CheckOptions(uint64_t arena_bytes, const PartitionOptions& options) {
+  if (arena_bytes < Arena::kMinArenaBytes) {
+    return InvalidArgument("arena of ", arena_bytes, " bytes is below the minimum of ",
+                           Arena::kMinArenaBytes);
+  }
+  constexpr uint64_t kMetadataAllowance = 64 << 10;
+  const uint64_t need = SlotBytes(options.max_key_bytes, options.max_value_bytes, kMetadataAllowance);
+  const uint64_t max_slot = Arena::MaxSlotBytesFor(arena_bytes);
+  if (need > max_slot) {
+    return InvalidArgument("max_key_bytes ", options.max_key_bytes, " + max_value_bytes ",
+                           options.max_value_bytes, " (+ 64 KiB metadata) need a ", need,
+                           "-byte slot, but an arena of ", arena_bytes,
+                           " bytes has slots of at most ", max_slot,
+                           " bytes (min(arena / 4, 64 MiB)); grow the arena or lower the limits");
+  }
+  if (options.max_key_bytes == 0) return InvalidArgument("max_key_bytes must be at least 1");
+  return Status::Ok();
+}
+
+Status Partition::Prepare(uint64_t ts, std::span<const PrepareItem> items,
+                          Clock::time_point now) {
+  if (ts == 0) return InvalidArgument("prepare: ts 0 is not a timestamp");
+
+  // Validate everything before writing anything.
+  std::vector<std::string> metadata(items.size());
+  std::unordered_set<std::string_view> seen;
+  seen.reserve(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    const PrepareItem& item = items[i];
+    if (item.key.empty()) return InvalidArgument("prepare ts ", ts, ": item ", i, " has an empty key");
+    if (item.key.size() > options_.max_key_bytes) {
+      return InvalidArgument("prepare ts ", ts, ": key of ", item.key.size(),
+                             " bytes exceeds max_key_bytes ", options_.max_key_bytes);
+    }
+    if (!item.tombstone && item.value.size() > options_.max_value_bytes) {
+      return InvalidArgument("prepare ts ", ts, ": value of ", item.value.size(),
+                             " bytes exceeds max_value_bytes ", options_.max_value_bytes);
+    }
+    if (!seen.insert(item.key).second) {
+      return InvalidArgument("prepare ts ", ts, ": key of ", item.key.size(),
+                             " bytes appears twice in one prepare");
+    }
+    if (!item.siblings.empty()) metadata[i] = EncodeSiblings(item.siblings);
+    const uint64_t bytes = SlotBytes(item.key.size(), item.tombstone ? 0 : item.value.size(),
+                                     metadata[i].size());
+    if (bytes > arena_.max_slot_bytes()) {
+      return InvalidArgument("prepare ts ", ts, ": version needs a ", bytes,
+                             "-byte slot, larger than the arena's maximum slot of ",
+                             arena_.max_slot_bytes(), " bytes");
+    }
+  }
+
+  // Write the slots; on failure free this call's slots and touch nothing else.
+  std::vector<std::pair<size_t, SlotRef>> written;
+  written.reserve(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    const PrepareItem& item = items[i];
+    auto it = index_.find(item.key);
+    if (it != index_.end() && it->second.versions.contains(ts)) continue;  // re-prepare
+    const std::string_view value = item.tombstone ? std::string_view() : item.value;
+    Result<SlotRef> ref =
+        arena_.Allocate(SlotBytes(item.key.size(), value.size(), metadata[i].size()));
+    if (!ref.ok()) {
+      for (const auto& [unused, r] : written) arena_.Free(r);
+      return ref.status().WithContext(
+          StrCat("prepare ts ", ts, " (", items.size(), " keys, nothing written)"));
+    }
+    WriteSlot(arena_.At(*ref), SlotContents{.ts = ts,
+                                            .gen = ref->gen,
+                                            .flags = item.tombstone ? kSlotTombstone : 0u,
+                                            .key = item.key,
+                                            .value = value,
+                                            .metadata = metadata[i]});
+    written.emplace_back(i, *ref);
+  }
+  if (written.empty()) return Status::Ok();
+
+  // Index them.
+  auto [pit, inserted] = pending_.try_emplace(ts);
+  if (inserted) {
+    pit->second.prepared_at = now;
+    prepare_deadlines_.emplace(now + options_.prepared_timeout, ts);
+  }
+  for (const auto& [i, ref] : written) {
+    index_[items[i].key].versions.emplace(ts, Version{ref, false});
+    pit->second.keys.push_back(items[i].key);
+    ++versions_;
+  }
+  return Status::Ok();
+}
+
+Status Partition::Commit(uint64_t ts, Clock::time_point now) {
+  auto pit = pending_.find(ts);
+  if (pit == pending_.end()) return Status::Ok();  // unknown, done or expired
+  const Clock::time_point reclaim_at = now + options_.grace_period;
+  for (const std::string& key : pit->second.keys) {
+    auto it = index_.find(key);
+    if (it == index_.end()) continue;
+    KeyEntry& entry = it->second;
+    auto vit = entry.versions.find(ts);
+    if (vit == entry.versions.end() || vit->second.committed) continue;
+    Version& v = vit->second;
+    v.committed = true;
+    std::byte* slot = arena_.At(v.slot);
+    const uint32_t flags = LoadSlotFlags(slot) | kSlotCommitted;
+    if (ts > entry.latest_commit) {
+      // New latest: set VALID on the new slot, then clear it on the old one
+      // (see "Commit order" in partition.h).
+      StoreSlotFlags(slot, flags | kSlotValid);
+      if (entry.latest_commit != 0) {
+        auto old = entry.versions.find(entry.latest_commit);
+        if (old != entry.versions.end()) {
+          std::byte* old_slot = arena_.At(old->second.slot);
+          StoreSlotFlags(old_slot, LoadSlotFlags(old_slot) & ~kSlotValid);
+          reclaim_queue_.emplace(reclaim_at, ReclaimItem{key, old->first, old->second.slot});
+        }
+      }
+      entry.latest_commit = ts;
+    } else {
+      // Committed behind the latest: readable by ts for the grace period.
+      StoreSlotFlags(slot, flags);
+      reclaim_queue_.emplace(reclaim_at, ReclaimItem{key, ts, v.slot});
+    }
+  }
+  pending_.erase(pit);
+  return Status::Ok();
+}
+
+void Partition::Reclaim(Index::iterator it, uint64_t ts) {
+  KeyEntry& entry = it->second;
+  auto vit = entry.versions.find(ts);
+  StoreSlotFlags(arena_.At(vit->second.slot), 0);
+  arena_.Free(vit->second.slot);
+  entry.versions.erase(vit);
+  --versions_;
+  ++reclaimed_;
+  if (entry.versions.empty()) index_.erase(it);  // no latest either: it is never reclaimed
+}
+
+size_t Partition::Gc(Clock::time_point now) {
+  size_t n = 0;
+  while (!reclaim_queue_.empty() && reclaim_queue_.begin()->first <= now) {
+    auto node = reclaim_queue_.extract(reclaim_queue_.begin());
+    const ReclaimItem& item = node.mapped();
+    auto it = index_.find(item.key);
+    if (it == index_.end()) continue;
+    auto vit = it->second.versions.find(item.ts);
+    // The slot check makes a stale entry (version reclaimed, then the same
+    // (key, ts) prepared again) harmless.
+    if (vit == it->second.versions.end() || !(vit->second.slot == item.slot) ||
+        !vit->second.committed || item.ts == it->second.latest_commit) {
+      continue;
+    }
+    Reclaim(it, item.ts);
+    ++n;
+  }
+  while (!prepare_deadlines_.empty() && prepare_deadlines_.begin()->first <= now) {
+    const uint64_t ts = prepare_deadlines_.begin()->second;
+    prepare_deadlines_.erase(prepare_deadlines_.begin());
+    auto pit = pending_.find(ts);
+    if (pit == pending_.end() || pit->second.prepared_at + options_.prepared_timeout > now) {
+      continue;  // committed since, or prepared again later (a newer deadline exists)
+    }
+    for (const std::string& key : pit->second.keys) {
+      auto it = index_.find(key);
+      if (it == index_.end()) continue;
+      auto vit = it->second.versions.find(ts);
+      if (vit == it->second.versions.end() || vit->second.committed) continue;
+      Reclaim(it, ts);
+      ++expired_prepares_;
+      ++n;
+    }
+    pending_.erase(pit);
+  }
+  return n;
+}
+
+VersionView Partition::View(const KeyEntry& entry, uint64_t ts, const Version& v) const {
+  const SlotView s = ReadLocalSlot(arena_.At(v.slot.offset));
+  VersionView out;
+  out.ts = ts;
+  out.key = s.key;
+  out.value = s.value;
+  out.metadata = s.metadata;
+  if (auto siblings = DecodeSiblings(s.metadata); siblings.ok()) {
+    out.siblings = std::move(*siblings);
+  }
+  out.tombstone = s.tombstone();
+  out.committed = v.committed;
+  out.latest = v.committed && ts == entry.latest_commit;
+  out.slot_offset = v.slot.offset;
+  out.slot_bytes = s.slot_bytes;
+  out.gen = v.slot.gen;
+  return out;
+}
+
+std::optional<VersionView> Partition::Get(std::string_view key) const {
+  auto it = index_.find(key);
+  if (it == index_.end() || it->second.latest_commit == 0) return std::nullopt;
+  auto vit = it->second.versions.find(it->second.latest_commit);
+  if (vit == it->second.versions.end()) return std::nullopt;
+  return View(it->second, vit->first, vit->second);
+}
+
+std::vector<std::optional<VersionView>> Partition::Get(std::span<const std::string> keys) const {
+  std::vector<std::optional<VersionView>> out;
+  out.reserve(keys.size());
+  for (const std::string& key : keys) out.push_back(Get(std::string_view(key)));
+  return out;
+}
+
+std::optional<VersionView> Partition::GetByTs(std::string_view key, uint64_t ts) const {
+  auto it = index_.find(key);
+  if (it == index_.end()) return std::nullopt;
+  auto vit = it->second.versions.find(ts);
+  if (vit == it->second.versions.end()) return std::nullopt;
+  return View(it->second, vit->first, vit->second);
+}
+
+uint64_t Partition::LatestCommit(std::string_view key) const {
+  auto it = index_.find(key);
+  return it == index_.end() ? 0 : it->second.latest_commit;
+}
+
+PartitionStats Partition::Stats() const {
+  PartitionStats st;
+  st.keys = index_.size();
+  st.versions = versions_;
+  st.pending_txns = pending_.size();
+  st.reclaim_queued = reclaim_queue_.size();
+  st.reclaimed = reclaimed_;
+  st.expired_prepares = expired_prepares_;
+  st.arena = arena_.Stats();
+  return st;
+}
+
+}  // namespace rampart::kv

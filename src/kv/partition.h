@@ -1,0 +1,211 @@
+// Partition: one partition's multi-version store — the slots in its arena and
+// the index over them — and the RAMP-Fast operations on it.
+//
+//   Partition p(arena_span, PartitionOptions{});
+//   std::vector<PrepareItem> items = {{"a", "1", {"b"}}, {"b", "2", {"a"}}};
+//   RAMPART_RETURN_IF_ERROR(p.Prepare(ts, items, now));
+//   RAMPART_RETURN_IF_ERROR(p.Commit(ts, now));
+//   auto latest = p.Get(std::vector<std::string>{"a", "b"});  // latest committed
+//   auto exact = p.GetByTs("a", ts);        // a RAMP repair read
+//   p.Gc(now);                              // reclaim what the grace period allows
+//
+// Index: key -> {versions by ts (prepared or committed), latest_commit}. The
+// latest committed version's slot has VALID set; that bit is what a GET*
+// client's one-sided read checks (see docs/kv_format.md).
+//
+// Commit order. When a commit makes a version the key's latest, the new slot's
+// VALID is set first and the old slot's VALID cleared second. For a moment both
+// are VALID; a one-sided reader that accepts the old one reads a version that
+// was committed-and-latest an instant earlier, which RAMP allows (its repair
+// round fetches newer siblings by ts). Clearing first would instead leave a
+// window in which neither is VALID and every GET* reader falls back to a
+// message for no reason.
+//
+// Reclamation. A version that stops being (or never becomes) the latest
+// committed one is kept for `grace_period` so that repair reads by ts find it,
+// then its VALID is cleared (already is) and its slot freed; the arena gives
+// the slot a new gen before reuse, so a cached (offset, gen) fails
+// ValidateSlot. The latest committed version of a key is never reclaimed
+// (tombstones included). Prepared versions whose COMMIT never arrives are
+// reclaimed `prepared_timeout` after their PREPARE: RAMP readers only ask for a
+// prepared version by ts when they saw a committed sibling naming it, which
+// happens within moments of the PREPARE (the coordinator commits right after
+// preparing everywhere), so a version still uncommitted after the timeout
+// belongs to a writer that died before any COMMIT, and no committed sibling
+// references it. The tradeoff: a COMMIT that arrives after the timeout finds
+// nothing and is acknowledged (Commit of an unknown ts is OK), so a coordinator
+// stalled longer than prepared_timeout loses that partition's writes. Keep the
+// timeout far above any plausible stall. Counted in Stats().expired_prepares.
+//
+// Thread-safety: not thread-safe. One writer thread owns a Partition and makes
+// every call (Prepare, Commit, Get, GetByTs, Gc). Remote peers only read slots
+// one-sidedly; they never touch the index.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/status.h"
+#include "kv/arena.h"
+#include "kv/slot.h"
+
+namespace rampart::kv {
+
+using Clock = std::chrono::steady_clock;
+
+struct PartitionOptions {
+  // How long a superseded committed version (or one committed behind the
+  // latest) stays readable by ts before its slot is reclaimed.
+  // Default: 5 s.
+  Clock::duration grace_period = std::chrono::seconds(5);
+
+  // How long a prepared version may wait for its COMMIT before it is reclaimed.
+  // Default: 30 s.
+  Clock::duration prepared_timeout = std::chrono::seconds(30);
+
+  // Largest key accepted by Prepare. Default: 1 KiB.
+  uint64_t max_key_bytes = uint64_t{1} << 10;
+
+  // Largest value accepted by Prepare. Default: 1 MiB.
+  uint64_t max_value_bytes = uint64_t{1} << 20;
+};
+
+// One key's write in a PREPARE.
+struct PrepareItem {
+  std::string key;
+  std::string value;                  // ignored (stored empty) for tombstones
+  std::vector<std::string> siblings;  // the other keys of the write set
+  bool tombstone = false;
+};
+
+// A version as stored. The views point into the arena and stay valid until the
+// next Prepare, Commit or Gc on the partition.
+struct VersionView {
+  uint64_t ts = 0;
+  std::string_view key;
+  std::string_view value;
+  std::string_view metadata;            // encoded siblings (DecodeSiblings)
+  std::vector<std::string_view> siblings;
+  bool tombstone = false;
+  bool committed = false;
+  bool latest = false;                  // the key's latest committed version
+  uint64_t slot_offset = 0;             // from the start of the arena
+  uint64_t slot_bytes = 0;              // SlotBytes(...): how much to read
+  uint32_t gen = 0;
+};
+
+struct PartitionStats {
+  uint64_t keys = 0;               // keys with at least one version
+  uint64_t versions = 0;           // prepared + committed versions held
+  uint64_t pending_txns = 0;       // timestamps prepared but not committed
+  uint64_t reclaim_queued = 0;     // versions waiting for their grace period
+  uint64_t reclaimed = 0;          // versions freed by Gc, ever
+  uint64_t expired_prepares = 0;   // prepared versions freed by the timeout, ever
+  ArenaStats arena;
+};
+
+class Partition {
+ public:
+  // REQUIRES: as for Arena (64-byte aligned, at least 256 bytes).
+  // CheckOptions(arena.size(), options) is OK (otherwise the largest
+  // versions the options allow are refused by Prepare).
+  Partition(std::span<std::byte> arena, PartitionOptions options);
+
+  // InvalidArgument unless an arena of `arena_bytes` bytes can hold a version
+  // with a max_key_bytes key and a max_value_bytes value (plus 64 KiB of
+  // sibling metadata): the arena's largest slot is min(arena / 4, 64 MiB).
+  // Call before constructing a Partition from configuration.
+  static Status CheckOptions(uint64_t arena_bytes, const PartitionOptions& options);
+
+  Partition(const Partition&) = delete;
+  Partition& operator=(const Partition&) = delete;
+
+  // Writes one slot per item (VALID and COMMITTED clear) and indexes it under
+  // (key, ts). A (key, ts) already present is left as it is (idempotent
+  // re-prepare). All or nothing: on error no slot of this call remains and
+  // nothing else is touched.
+  //   InvalidArgument: empty or too long key, too long value, a key twice in
+  //     `items`, ts 0, or a slot larger than the arena's maximum slot.
+  //   ResourceExhausted: the arena is full ("arena full: ...").
+  Status Prepare(uint64_t ts, std::span<const PrepareItem> items, Clock::time_point now);
+
+  // Commits every version prepared under `ts` here. For each key: COMMITTED is
+  // set; if ts > the key's latest_commit, the version becomes the latest (its
+  // VALID set, then the old latest's cleared) and the old one is scheduled for
+  // reclamation at now + grace_period; otherwise it is committed but not
+  // latest, readable by ts until now + grace_period. A ts with nothing
+  // prepared (never prepared, already committed, or expired) is OK.
+  Status Commit(uint64_t ts, Clock::time_point now);
+
+  // The latest committed version of each key (tombstones included, with
+  // tombstone set), or nullopt when the key has no committed version.
+  std::vector<std::optional<VersionView>> Get(std::span<const std::string> keys) const;
+  std::optional<VersionView> Get(std::string_view key) const;
+
+  // The version of `key` with exactly timestamp `ts`, prepared or committed,
+  // or nullopt (never written, or reclaimed).
+  std::optional<VersionView> GetByTs(std::string_view key, uint64_t ts) const;
+
+  // The key's latest committed ts, or 0 when it has none.
+  uint64_t LatestCommit(std::string_view key) const;
+
+  // Reclaims superseded committed versions whose grace period ended by `now`
+  // and prepared versions older than prepared_timeout. Returns how many
+  // versions were reclaimed.
+  size_t Gc(Clock::time_point now);
+
+  PartitionStats Stats() const;
+  const PartitionOptions& options() const { return options_; }
+  // The arena's memory, for registration and for tests that read slots.
+  const Arena& arena() const { return arena_; }
+
+ private:
+  struct Version {
+    SlotRef slot;
+    bool committed = false;
+  };
+  struct KeyEntry {
+    std::map<uint64_t, Version> versions;
+    uint64_t latest_commit = 0;  // 0: none
+  };
+  struct Pending {
+    Clock::time_point prepared_at;
+    std::vector<std::string> keys;
+  };
+  struct ReclaimItem {
+    std::string key;
+    uint64_t ts;
+    SlotRef slot;  // to recognise a stale entry
+  };
+  // Heterogeneous lookup: find(std::string_view) without a temporary string.
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using Index = std::unordered_map<std::string, KeyEntry, KeyHash, std::equal_to<>>;
+
+  VersionView View(const KeyEntry& entry, uint64_t ts, const Version& v) const;
+  // Clears the slot's flags, frees it and drops the version; drops the key
+  // entry when it has no versions left.
+  void Reclaim(Index::iterator it, uint64_t ts);
+
+  PartitionOptions options_;
+  Arena arena_;
+  Index index_;
+  std::unordered_map<uint64_t, Pending> pending_;               // ts -> prepared keys
+  std::multimap<Clock::time_point, uint64_t> prepare_deadlines_;  // -> ts
+  std::multimap<Clock::time_point, ReclaimItem> reclaim_queue_;
+  uint64_t versions_ = 0;
+  uint64_t reclaimed_ = 0;
+  uint64_t expired_prepares_ = 0;
+};
+
+}  // namespace rampart::kv

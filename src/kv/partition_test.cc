@@ -1,0 +1,457 @@
+#include "kv/partition.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <thread>
+
+namespace rampart::kv {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Region {
+  explicit Region(size_t n)
+      : size(n), mem(static_cast<std::byte*>(std::aligned_alloc(4096, n)), &std::free) {
+    std::memset(mem.get(), 0x5A, n);
+  }
+  std::span<std::byte> span() { return {mem.get(), size}; }
+  size_t size;
+  std::unique_ptr<std::byte, decltype(&std::free)> mem;
+};
+
+PrepareItem Item(std::string key, std::string value, std::vector<std::string> siblings = {}) {
+  return PrepareItem{std::move(key), std::move(value), std::move(siblings), false};
+}
+
+PrepareItem Tombstone(std::string key, std::vector<std::string> siblings = {}) {
+  return PrepareItem{std::move(key), "", std::move(siblings), true};
+}
+
+class PartitionTest : public ::testing::Test {
+ protected:
+  explicit PartitionTest(size_t arena_bytes = 8 << 20, PartitionOptions options = {})
+      : region_(arena_bytes), p_(region_.span(), options) {}
+
+  Status Put(uint64_t ts, std::vector<PrepareItem> items) {
+    RAMPART_RETURN_IF_ERROR(p_.Prepare(ts, items, now_));
+    return p_.Commit(ts, now_);
+  }
+
+  // The bytes of a slot as a one-sided reader would copy them.
+  std::vector<std::byte> ReadRemote(uint64_t offset, uint64_t bytes) {
+    const std::byte* at = p_.arena().At(offset);
+    return std::vector<std::byte>(at, at + bytes);
+  }
+
+  Status Validate(const VersionView& v, std::string_view key) {
+    auto bytes = ReadRemote(v.slot_offset, v.slot_bytes);
+    return ValidateSlot(bytes, key, v.gen).status();
+  }
+
+  Region region_;
+  Partition p_;
+  Clock::time_point now_ = Clock::time_point() + 1000s;
+};
+
+TEST_F(PartitionTest, PrepareCommitGetRoundTrip) {
+  ASSERT_TRUE(Put(10, {Item("a", "A1", {"b"}), Item("b", "B1", {"a"})}).ok());
+  auto got = p_.Get(std::vector<std::string>{"a", "b", "c"});
+  ASSERT_EQ(got.size(), 3u);
+  ASSERT_TRUE(got[0].has_value());
+  EXPECT_EQ(got[0]->ts, 10u);
+  EXPECT_EQ(got[0]->key, "a");
+  EXPECT_EQ(got[0]->value, "A1");
+  EXPECT_EQ(got[0]->siblings, (std::vector<std::string_view>{"b"}));
+  EXPECT_TRUE(got[0]->committed);
+  EXPECT_TRUE(got[0]->latest);
+  EXPECT_FALSE(got[0]->tombstone);
+  ASSERT_TRUE(got[1].has_value());
+  EXPECT_EQ(got[1]->value, "B1");
+  EXPECT_FALSE(got[2].has_value());
+  // The slot address and gen a GET* client would cache validate.
+  EXPECT_TRUE(Validate(*got[0], "a").ok());
+  EXPECT_TRUE(Validate(*got[1], "b").ok());
+}
+
+TEST_F(PartitionTest, PreparedVersionIsInvisibleToGetButReadableByTs) {
+  ASSERT_TRUE(Put(5, {Item("k", "old")}).ok());
+  ASSERT_TRUE(p_.Prepare(9, std::vector{Item("k", "new", {"j"})}, now_).ok());
+  EXPECT_EQ(p_.Get("k")->value, "old");  // the last committed stays readable
+  auto repair = p_.GetByTs("k", 9);      // RAMP repair round
+  ASSERT_TRUE(repair.has_value());
+  EXPECT_EQ(repair->value, "new");
+  EXPECT_FALSE(repair->committed);
+  EXPECT_EQ(repair->siblings, (std::vector<std::string_view>{"j"}));
+  // A prepared slot is not VALID, so a one-sided reader would refuse it.
+  EXPECT_EQ(Validate(*repair, "k").code(), StatusCode::kNotFound);
+  EXPECT_FALSE(p_.GetByTs("k", 7).has_value());
+  ASSERT_TRUE(p_.Commit(9, now_).ok());
+  EXPECT_EQ(p_.Get("k")->value, "new");
+}
+
+TEST_F(PartitionTest, LatestCommitOnlyMovesForward) {
+  ASSERT_TRUE(p_.Prepare(9, std::vector{Item("k", "nine")}, now_).ok());
+  ASSERT_TRUE(p_.Prepare(5, std::vector{Item("k", "five")}, now_).ok());
+  ASSERT_TRUE(p_.Commit(9, now_).ok());
+  ASSERT_TRUE(p_.Commit(5, now_).ok());
+  EXPECT_EQ(p_.LatestCommit("k"), 9u);
+  auto latest = p_.Get("k");
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_EQ(latest->value, "nine");
+  EXPECT_TRUE(Validate(*latest, "k").ok());
+  auto five = p_.GetByTs("k", 5);
+  ASSERT_TRUE(five.has_value());
+  EXPECT_EQ(five->value, "five");
+  EXPECT_TRUE(five->committed);
+  EXPECT_FALSE(five->latest);
+  EXPECT_EQ(Validate(*five, "k").code(), StatusCode::kNotFound);  // never VALID
+}
+
+TEST_F(PartitionTest, CommitSupersedesTheOldSlotsValidBit) {
+  ASSERT_TRUE(Put(1, {Item("k", "v1")}).ok());
+  VersionView v1 = *p_.Get("k");
+  ASSERT_TRUE(Put(2, {Item("k", "v2")}).ok());
+  Status st = Validate(v1, "k");
+  EXPECT_EQ(st.code(), StatusCode::kNotFound);
+  EXPECT_TRUE(st.message().starts_with("superseded")) << st.ToString();
+  EXPECT_TRUE(Validate(*p_.Get("k"), "k").ok());
+}
+
+TEST_F(PartitionTest, CommitIsIdempotentAndUnknownTsIsOk) {
+  EXPECT_TRUE(p_.Commit(77, now_).ok());
+  ASSERT_TRUE(Put(3, {Item("k", "v")}).ok());
+  EXPECT_TRUE(p_.Commit(3, now_).ok());
+  EXPECT_EQ(p_.Get("k")->value, "v");
+  EXPECT_EQ(p_.Stats().reclaim_queued, 0u);
+}
+
+TEST_F(PartitionTest, RePrepareIsIdempotent) {
+  ASSERT_TRUE(p_.Prepare(4, std::vector{Item("k", "v")}, now_).ok());
+  const uint64_t used = p_.Stats().arena.used_bytes;
+  ASSERT_TRUE(p_.Prepare(4, std::vector{Item("k", "v"), Item("m", "w")}, now_).ok());
+  EXPECT_EQ(p_.Stats().versions, 2u);
+  EXPECT_GT(p_.Stats().arena.used_bytes, used);
+  ASSERT_TRUE(p_.Commit(4, now_).ok());
+  ASSERT_TRUE(p_.Prepare(4, std::vector{Item("k", "v")}, now_).ok());  // after commit
+  EXPECT_EQ(p_.Stats().versions, 2u);
+  EXPECT_EQ(p_.Get("m")->value, "w");
+  EXPECT_TRUE(p_.Get("k")->committed);
+}
+
+TEST_F(PartitionTest, TombstonesAreCommittedVersions) {
+  ASSERT_TRUE(Put(1, {Item("k", "v")}).ok());
+  ASSERT_TRUE(Put(2, {Tombstone("k", {"x"})}).ok());
+  auto got = p_.Get("k");
+  ASSERT_TRUE(got.has_value());
+  EXPECT_TRUE(got->tombstone);
+  EXPECT_EQ(got->ts, 2u);
+  EXPECT_TRUE(got->value.empty());
+  EXPECT_EQ(got->siblings, (std::vector<std::string_view>{"x"}));
+  auto bytes = ReadRemote(got->slot_offset, got->slot_bytes);
+  auto v = ValidateSlot(bytes, "k", got->gen);
+  ASSERT_TRUE(v.ok());
+  EXPECT_TRUE(v->tombstone());
+  // The tombstone is the latest and survives GC; the old value does not.
+  p_.Gc(now_ + 1h);
+  EXPECT_TRUE(p_.Get("k")->tombstone);
+  EXPECT_FALSE(p_.GetByTs("k", 1).has_value());
+  ASSERT_TRUE(Put(3, {Item("k", "back")}).ok());
+  EXPECT_EQ(p_.Get("k")->value, "back");
+}
+
+TEST_F(PartitionTest, GcKeepsVersionsWithinGraceAndReclaimsAfter) {
+  ASSERT_TRUE(Put(1, {Item("k", "v1")}).ok());
+  ASSERT_TRUE(Put(2, {Item("k", "v2")}).ok());
+  EXPECT_EQ(p_.Gc(now_ + 4s), 0u);  // default grace 5 s
+  ASSERT_TRUE(p_.GetByTs("k", 1).has_value());
+  EXPECT_EQ(p_.GetByTs("k", 1)->value, "v1");
+  EXPECT_EQ(p_.Gc(now_ + 5s), 1u);
+  EXPECT_FALSE(p_.GetByTs("k", 1).has_value());
+  EXPECT_EQ(p_.Get("k")->value, "v2");  // never the latest
+  EXPECT_EQ(p_.Gc(now_ + 1000s), 0u);
+  EXPECT_EQ(p_.Get("k")->value, "v2");
+  EXPECT_EQ(p_.Stats().reclaimed, 1u);
+  EXPECT_EQ(p_.Stats().versions, 1u);
+}
+
+TEST_F(PartitionTest, GcReclaimsVersionsCommittedBehindTheLatest) {
+  ASSERT_TRUE(p_.Prepare(5, std::vector{Item("k", "five")}, now_).ok());
+  ASSERT_TRUE(Put(9, {Item("k", "nine")}).ok());
+  ASSERT_TRUE(p_.Commit(5, now_ + 2s).ok());
+  EXPECT_EQ(p_.Gc(now_ + 6s), 0u);
+  EXPECT_TRUE(p_.GetByTs("k", 5).has_value());
+  EXPECT_EQ(p_.Gc(now_ + 7s), 1u);
+  EXPECT_FALSE(p_.GetByTs("k", 5).has_value());
+  EXPECT_EQ(p_.Get("k")->value, "nine");
+}
+
+TEST_F(PartitionTest, PreparedNeverCommittedExpiresAfterTimeout) {
+  ASSERT_TRUE(Put(1, {Item("k", "committed")}).ok());
+  ASSERT_TRUE(p_.Prepare(2, std::vector{Item("k", "orphan"), Item("new", "x")}, now_).ok());
+  EXPECT_EQ(p_.Gc(now_ + 29s), 0u);
+  EXPECT_TRUE(p_.GetByTs("k", 2).has_value());
+  EXPECT_EQ(p_.Gc(now_ + 30s), 2u);
+  EXPECT_FALSE(p_.GetByTs("k", 2).has_value());
+  EXPECT_FALSE(p_.GetByTs("new", 2).has_value());
+  EXPECT_EQ(p_.Get("k")->value, "committed");
+  PartitionStats st = p_.Stats();
+  EXPECT_EQ(st.expired_prepares, 2u);
+  EXPECT_EQ(st.keys, 1u);  // "new" had nothing else and is gone
+  EXPECT_EQ(st.pending_txns, 0u);
+  EXPECT_TRUE(p_.Commit(2, now_ + 31s).ok());  // late commit: nothing to do
+  EXPECT_EQ(p_.Get("k")->value, "committed");
+}
+
+TEST_F(PartitionTest, SlotReuseBumpsGenSoAStaleCachedAddressFails) {
+  ASSERT_TRUE(Put(1, {Item("k", "v1")}).ok());
+  const VersionView cached = *p_.Get("k");  // what a GET* client caches
+  const uint64_t offset = cached.slot_offset;
+  const uint32_t gen = cached.gen;
+  ASSERT_TRUE(Put(2, {Item("k", "v2")}).ok());
+  p_.Gc(now_ + 10s);
+  // Write until the freed slot is handed out again (same size class).
+  bool reused = false;
+  for (uint64_t ts = 3; ts < 20000 && !reused; ++ts) {
+    ASSERT_TRUE(Put(ts, {Item("k" + std::to_string(ts), "vv")}).ok());
+    auto v = p_.Get("k" + std::to_string(ts));
+    if (v->slot_offset == offset) {
+      reused = true;
+      EXPECT_NE(v->gen, gen);
+      EXPECT_TRUE(Validate(*v, v->key).ok());
+    }
+  }
+  ASSERT_TRUE(reused);
+  auto bytes = ReadRemote(offset, cached.slot_bytes);
+  Status st = ValidateSlot(bytes, "k", gen).status();
+  EXPECT_EQ(st.code(), StatusCode::kNotFound);
+  EXPECT_TRUE(st.message().starts_with("stale gen")) << st.ToString();
+}
+
+TEST(PartitionOptionsTest, CheckOptionsWantsTheLargestVersionToFit) {
+  PartitionOptions o;  // 1 KiB keys, 1 MiB values
+  EXPECT_TRUE(Partition::CheckOptions(8 << 20, o).ok());
+  Status st = Partition::CheckOptions(4 << 20, o);  // max slot 1 MiB
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("max_value_bytes"), std::string_view::npos) << st.ToString();
+  o.max_value_bytes = 100 << 20;
+  EXPECT_FALSE(Partition::CheckOptions(uint64_t{1} << 30, o).ok());  // over 64 MiB slots
+  EXPECT_FALSE(Partition::CheckOptions(100, PartitionOptions{}).ok());
+}
+
+TEST_F(PartitionTest, LimitsAreInvalidArgument) {
+  PartitionOptions o = p_.options();
+  Status st = p_.Prepare(1, std::vector{Item(std::string(o.max_key_bytes + 1, 'k'), "v")}, now_);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("max_key_bytes"), std::string_view::npos) << st.ToString();
+  st = p_.Prepare(1, std::vector{Item("k", std::string(o.max_value_bytes + 1, 'v'))}, now_);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("max_value_bytes"), std::string_view::npos) << st.ToString();
+  EXPECT_EQ(p_.Prepare(1, std::vector{Item("", "v")}, now_).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(p_.Prepare(1, std::vector{Item("a", "1"), Item("a", "2")}, now_).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(p_.Prepare(0, std::vector{Item("a", "1")}, now_).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_TRUE(p_.Prepare(1, std::vector{Item(std::string(o.max_key_bytes, 'k'),
+                                             std::string(o.max_value_bytes, 'v'))},
+                         now_)
+                  .ok());
+  EXPECT_EQ(p_.Stats().versions, 1u);
+}
+
+class SmallPartitionTest : public PartitionTest {
+ protected:
+  SmallPartitionTest() : PartitionTest(256 << 10) {}
+};
+
+TEST_F(SmallPartitionTest, ArenaFullFailsPrepareAndKeepsCommittedData) {
+  // Fill with committed 2 KiB values until the arena is full.
+  uint64_t ts = 1;
+  std::vector<std::string> keys;
+  Status st;
+  for (; ts < 100000; ++ts) {
+    std::string key = "key" + std::to_string(ts);
+    st = Put(ts, {Item(key, std::string(2000, char('a' + ts % 26)))});
+    if (!st.ok()) break;
+    keys.push_back(key);
+  }
+  ASSERT_EQ(st.code(), StatusCode::kResourceExhausted) << st.ToString();
+  EXPECT_NE(st.message().find("arena full"), std::string_view::npos) << st.ToString();
+  ASSERT_GT(keys.size(), 50u);
+  const uint64_t versions = p_.Stats().versions;
+
+  EXPECT_EQ(p_.Stats().versions, versions);
+  EXPECT_EQ(p_.Stats().pending_txns, 0u);
+
+  for (size_t i = 0; i < keys.size(); ++i) {
+    auto v = p_.Get(keys[i]);
+    ASSERT_TRUE(v.has_value()) << keys[i];
+    ASSERT_EQ(v->value, std::string(2000, char('a' + (i + 1) % 26))) << keys[i];
+    ASSERT_TRUE(Validate(*v, keys[i]).ok()) << keys[i];
+  }
+}
+
+TEST_F(SmallPartitionTest, PartlyFittingPrepareRollsBackItsOwnSlots) {
+  // 256 KiB arena: max slot 64 KiB. Three committed 60 KB values, then a
+  // prepare whose small items fit but whose second large item does not.
+  const std::string big(60000, 'b');
+  ASSERT_TRUE(Put(1, {Item("a", big), Item("b", big), Item("c", big)}).ok());
+  const PartitionStats before = p_.Stats();
+  std::vector<PrepareItem> batch;
+  for (int i = 0; i < 8; ++i) batch.push_back(Item("x" + std::to_string(i), std::string(100, 'x')));
+  batch.push_back(Item("a", big));
+  batch.push_back(Item("d", big));
+  Status st = p_.Prepare(2, batch, now_);
+  ASSERT_EQ(st.code(), StatusCode::kResourceExhausted) << st.ToString();
+  EXPECT_NE(st.message().find("nothing written"), std::string_view::npos) << st.ToString();
+  const PartitionStats after = p_.Stats();
+  EXPECT_EQ(after.arena.used_bytes, before.arena.used_bytes);
+  EXPECT_EQ(after.versions, before.versions);
+  EXPECT_EQ(after.keys, before.keys);
+  EXPECT_EQ(after.pending_txns, 0u);
+  EXPECT_GT(after.arena.free_bytes, before.arena.free_bytes);  // slots were taken, then freed
+  EXPECT_FALSE(p_.GetByTs("x0", 2).has_value());
+  EXPECT_FALSE(p_.GetByTs("a", 2).has_value());
+  for (const char* k : {"a", "b", "c"}) {
+    auto v = p_.Get(k);
+    ASSERT_TRUE(v.has_value());
+    EXPECT_EQ(v->value, big);
+    EXPECT_TRUE(Validate(*v, k).ok());
+  }
+  // The same prepare without the large items succeeds.
+  batch.resize(8);
+  EXPECT_TRUE(p_.Prepare(2, batch, now_).ok());
+}
+
+TEST_F(SmallPartitionTest, OverwritesReuseSpaceAfterGc) {
+  // Far more data than the arena holds, written over a few keys with GC.
+  for (uint64_t ts = 1; ts <= 2000; ++ts) {
+    Status st = Put(ts, {Item("k" + std::to_string(ts % 4), std::string(1000, 'v'))});
+    ASSERT_TRUE(st.ok()) << ts << ": " << st.ToString();
+    now_ += 1s;
+    p_.Gc(now_);
+  }
+  EXPECT_EQ(p_.Stats().keys, 4u);
+  EXPECT_LE(p_.Stats().versions, 4u * 7);
+}
+
+class BigPartitionTest : public PartitionTest {
+ protected:
+  static PartitionOptions Options() {
+    PartitionOptions o;
+    o.max_value_bytes = 8 << 20;
+    return o;
+  }
+  BigPartitionTest() : PartitionTest(64 << 20, Options()) {}
+};
+
+TEST_F(BigPartitionTest, LargeValues) {
+  std::string big(4 << 20, '\0');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 131 + 7);
+  ASSERT_TRUE(Put(1, {Item("big", big, {"other"})}).ok());
+  auto v = p_.Get("big");
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->value, big);
+  EXPECT_TRUE(Validate(*v, "big").ok());
+  // Overwrite twice; the second grace period frees the first.
+  ASSERT_TRUE(Put(2, {Item("big", big)}).ok());
+  ASSERT_TRUE(Put(3, {Item("big", std::string(3 << 20, 'q'))}).ok());
+  EXPECT_EQ(p_.Gc(now_ + 6s), 2u);
+  EXPECT_EQ(p_.Get("big")->value, std::string(3 << 20, 'q'));
+}
+
+TEST_F(BigPartitionTest, ManyKeysWithoutAFixedLimit) {
+  constexpr int kKeys = 100000;
+  std::vector<PrepareItem> batch;
+  uint64_t ts = 1;
+  for (int i = 0; i < kKeys; ++i) {
+    batch.push_back(Item("user" + std::to_string(i), "value" + std::to_string(i)));
+    if (batch.size() == 1000) {
+      ASSERT_TRUE(Put(ts++, std::move(batch)).ok()) << i;
+      batch.clear();
+    }
+  }
+  EXPECT_EQ(p_.Stats().keys, static_cast<uint64_t>(kKeys));
+  for (int i = 0; i < kKeys; i += 997) {
+    auto v = p_.Get("user" + std::to_string(i));
+    ASSERT_TRUE(v.has_value()) << i;
+    EXPECT_EQ(v->value, "value" + std::to_string(i));
+  }
+}
+
+// A miniature of the GET* torture test: one writer overwrites a few keys with
+// no grace period (slots are reused at once) while a reader thread copies
+// slots from cached, often stale, addresses the way a one-sided read would.
+// Every accepted read must be exactly a version the writer committed.
+// (The reader's copy races the writer's stores by design, as a remote
+// one-sided read does; on x86 a racing memcpy sees old or new bytes.)
+TEST(PartitionConcurrencyTest, OneSidedReadersNeverAcceptAWrongVersion) {
+  Region region(1 << 20);
+  PartitionOptions o;
+  o.grace_period = Clock::duration::zero();
+  Partition p(region.span(), o);
+  auto expected = [](const std::string& key, uint64_t ts) {
+    return key + "@" + std::to_string(ts) + std::string(ts % 200, char('a' + ts % 26));
+  };
+  struct Cached {
+    std::string key;
+    uint64_t offset, bytes;
+    uint32_t gen;
+  };
+  std::mutex mu;
+  std::vector<Cached> cache;  // guarded by mu
+  std::atomic<bool> done{false};
+  std::atomic<uint64_t> accepted{0}, refused{0};
+  std::thread reader([&] {
+    std::mt19937_64 rng(1);
+    std::vector<std::byte> buf;
+    while (!done.load()) {
+      Cached c;
+      {
+        std::lock_guard lock(mu);
+        if (cache.empty()) continue;
+        c = cache[rng() % cache.size()];
+      }
+      buf.assign(region.mem.get() + c.offset, region.mem.get() + c.offset + c.bytes);
+      auto v = ValidateSlot(buf, c.key, c.gen);
+      if (!v.ok()) {
+        refused.fetch_add(1);
+        continue;
+      }
+      accepted.fetch_add(1);
+      ASSERT_EQ(std::string(v->value), expected(c.key, v->ts));
+    }
+  });
+  Clock::time_point now = Clock::time_point() + 1s;
+  const auto deadline = std::chrono::steady_clock::now() + 500ms;
+  uint64_t ts = 1;
+  for (; std::chrono::steady_clock::now() < deadline; ++ts) {
+    const std::string key = "k" + std::to_string(ts % 5);
+    ASSERT_TRUE(p.Prepare(ts, std::vector{Item(key, expected(key, ts))}, now).ok());
+    ASSERT_TRUE(p.Commit(ts, now).ok());
+    auto v = p.Get(key);
+    {
+      std::lock_guard lock(mu);
+      cache.push_back({key, v->slot_offset, v->slot_bytes, v->gen});
+      if (cache.size() > 64) cache.erase(cache.begin());
+    }
+    now += 1ms;
+    p.Gc(now);
+  }
+  done.store(true);
+  reader.join();
+  EXPECT_GT(ts, 1000u);
+  EXPECT_GT(accepted.load() + refused.load(), 0u);
+  EXPECT_LE(p.Stats().versions, 5u);
+  std::printf("writes %llu, reads accepted %llu, refused %llu\n", (unsigned long long)ts,
+              (unsigned long long)accepted.load(), (unsigned long long)refused.load());
+}
+
+}  // namespace
+}  // namespace rampart::kv

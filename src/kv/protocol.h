@@ -1,0 +1,334 @@
+// The KV wire protocol between the client library (src/txn, the proxy) and a
+// kv-node. docs/kv_protocol.md has the byte layout; this is the C++ side.
+//
+// A message carries several requests (batching); one request is for ONE
+// partition and carries ALL of that partition's keys for the phase:
+//
+//   message  = u32 count, then `count` requests           (little-endian)
+//   request  = header {u8 type, u8 flags, u16 partition, u32 body_len,
+//                      u64 request_id} (16 B), then body_len bytes of body
+//
+// Replies travel the same way (u32 count, then replies with a 16-byte header
+// {u8 type, u8 status, u16 partition, u32 body_len, u64 request_id}).
+//
+// Request types: PREPARE, COMMIT, GET, GET_BY_TS, LOCK, UNLOCK. There is no
+// separate PUT: isolation `none` and the writes of `s2pl` send PREPARE with
+// kFlagCommitNow, which prepares and commits in one step (one round trip, and
+// one write path in the version store).
+//
+// Encoding: RequestWriter / ReplyWriter append to a std::vector<std::byte>.
+// Decoding is strictly bounds-checked; every count and length is checked
+// against the bytes left and against ProtocolLimits before it is used, and a
+// bad field gives kCorruption (truncated/inconsistent) or kInvalidArgument
+// (well-formed but over a limit, unknown type/flag/mode) naming the field:
+//   "truncated GET request (id 7): key 3 of 8 needs 120 bytes, 17 left".
+// Decoded structs hold views (std::string_view, KeyList) into the message
+// bytes: no key or value is copied. They are valid as long as the message
+// buffer is.
+//
+// Two decoding levels, so a node can answer a bad request with an error reply
+// and still serve the other requests of the message:
+//   SplitRequests()  framing only (count, headers, body lengths); an error
+//                    here means the message cannot be trusted at all.
+//   DecodeRequest()  one request's body; an error is that request's alone.
+// DecodeRequests() does both, all or nothing.
+//
+// Thread-safety: plain functions and values; a writer belongs to one thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "common/status.h"
+#include "kv/lock_table.h"
+
+namespace rampart::kv::wire {
+
+enum class MsgType : uint8_t {
+  kPrepare = 1,
+  kCommit = 2,
+  kGet = 3,
+  kGetByTs = 4,
+  kLock = 5,
+  kUnlock = 6,
+};
+inline constexpr uint8_t kMaxMsgType = 6;
+// "PREPARE", ..., "UNKNOWN" for values outside the enum.
+std::string_view MsgTypeName(MsgType type);
+
+// Request flags (header byte 1). Unknown bits are rejected.
+// PREPARE: commit the versions right away (isolation none, s2pl writes).
+inline constexpr uint8_t kFlagCommitNow = 0x01;
+
+inline constexpr size_t kMessageHeaderBytes = 4;
+inline constexpr size_t kRequestHeaderBytes = 16;
+inline constexpr size_t kReplyHeaderBytes = 16;
+// ReplyWriter::Error truncates longer messages; decoders reject them.
+inline constexpr uint32_t kMaxErrorMessageBytes = 1024;
+
+// What a decoder accepts. The node takes these from the cluster
+// configuration; clients use the same values.
+struct ProtocolLimits {
+  // Whole message. Default: 64 MiB.
+  uint32_t max_message_bytes = 64u << 20;
+  // Requests (or replies) in one message. Default: 4096.
+  uint32_t max_requests_per_message = 4096;
+  // Items of a PREPARE / GET_BY_TS, keys of a GET / LOCK, sibling keys of one
+  // PREPARE item, results of a GET reply. Default: 65536.
+  uint32_t max_keys_per_request = 65536;
+  // One key. Default: 64 KiB.
+  uint32_t max_key_bytes = 64u << 10;
+  // One value. Default: 16 MiB.
+  uint32_t max_value_bytes = 16u << 20;
+};
+
+// ---------------------------------------------------------------------------
+// A list of keys as it is on the wire: u32 count, then per key u32 len +
+// bytes. This is also exactly the slot metadata encoding (kv/slot.h
+// EncodeSiblings), so PREPARE siblings can be copied into a slot and a slot's
+// metadata into a GET reply without re-encoding.
+class KeyList {
+ public:
+  KeyList() = default;
+
+  // Validates `encoded` (must be the complete encoding; "" is the empty list).
+  static Result<KeyList> Parse(std::string_view encoded,
+                               const ProtocolLimits& limits = ProtocolLimits());
+
+  uint32_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  // The encoding with its count; "" for a default-constructed list.
+  std::string_view encoded() const { return encoded_; }
+  std::vector<std::string_view> ToVector() const;
+
+  class Iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = std::string_view;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const std::string_view*;
+    using reference = std::string_view;
+    Iterator() = default;
+    std::string_view operator*() const;
+    Iterator& operator++();
+    Iterator operator++(int) {
+      Iterator old = *this;
+      ++*this;
+      return old;
+    }
+    friend bool operator==(const Iterator& a, const Iterator& b) { return a.p_ == b.p_; }
+
+   private:
+    friend class KeyList;
+    explicit Iterator(const char* p) : p_(p) {}
+    const char* p_ = nullptr;
+  };
+  Iterator begin() const;
+  Iterator end() const;
+
+ private:
+  friend class BodyReader;
+  KeyList(std::string_view encoded, uint32_t count) : encoded_(encoded), count_(count) {}
+  std::string_view encoded_;
+  uint32_t count_ = 0;
+};
+
+// The KeyList encoding of `keys`.
+std::string EncodeKeyList(std::span<const std::string_view> keys);
+
+// ---------------------------------------------------------------------------
+// Requests.
+
+struct RequestHeader {
+  MsgType type = MsgType::kGet;  // may hold an unknown value after SplitRequests
+  uint8_t flags = 0;
+  uint16_t partition = 0;
+  uint32_t body_len = 0;
+  uint64_t request_id = 0;
+};
+
+// One item of a PREPARE as the writer takes it.
+struct PrepareItemIn {
+  std::string_view key;
+  std::string_view value;
+  // KeyList encoding (EncodeKeyList or kv/slot.h EncodeSiblings); "" = none.
+  // REQUIRES: well-formed (the writer copies it as is).
+  std::string_view siblings;
+  bool tombstone = false;
+};
+
+struct KeyTs {
+  std::string_view key;
+  uint64_t ts = 0;
+};
+
+struct LockKey {
+  std::string_view key;
+  LockMode mode = LockMode::kShared;
+};
+
+// Decoded bodies. Views point into the message.
+struct PrepareItem {
+  std::string_view key;
+  std::string_view value;
+  KeyList siblings;
+  bool tombstone = false;
+};
+struct PrepareRequest {
+  uint64_t ts = 0;
+  std::vector<PrepareItem> items;
+};
+struct CommitRequest {
+  uint64_t ts = 0;
+};
+struct GetRequest {
+  std::vector<std::string_view> keys;
+};
+struct GetByTsRequest {
+  std::vector<KeyTs> items;
+};
+// Keys are locked in the order given (the client sorts them globally).
+struct LockRequest {
+  uint64_t txn = 0;
+  std::vector<LockKey> keys;
+};
+// Releases every lock txn holds at this partition (commit or abort).
+struct UnlockRequest {
+  uint64_t txn = 0;
+};
+
+struct Request {
+  RequestHeader header;
+  std::variant<PrepareRequest, CommitRequest, GetRequest, GetByTsRequest, LockRequest,
+               UnlockRequest>
+      body;
+};
+
+// Appends one request message to *out (which may already hold other bytes).
+// The count at the start of the message is kept up to date after every call,
+// so the bytes form a complete message at any point.
+// REQUIRES: every key, value and body shorter than 4 GiB; `out` outlives the
+// writer.
+class RequestWriter {
+ public:
+  explicit RequestWriter(std::vector<std::byte>* out);
+
+  void Prepare(uint16_t partition, uint64_t request_id, uint64_t ts,
+               std::span<const PrepareItemIn> items, uint8_t flags = 0);
+  void Commit(uint16_t partition, uint64_t request_id, uint64_t ts);
+  void Get(uint16_t partition, uint64_t request_id, std::span<const std::string_view> keys);
+  void GetByTs(uint16_t partition, uint64_t request_id, std::span<const KeyTs> items);
+  void Lock(uint16_t partition, uint64_t request_id, uint64_t txn,
+            std::span<const LockKey> keys);
+  void Unlock(uint16_t partition, uint64_t request_id, uint64_t txn);
+
+  uint32_t count() const { return count_; }
+  size_t message_bytes() const { return out_->size() - start_; }
+
+ private:
+  size_t BeginRequest(MsgType type, uint8_t flags, uint16_t partition, uint64_t request_id);
+  void EndRequest(size_t header_at);
+
+  std::vector<std::byte>* out_;
+  size_t start_;
+  uint32_t count_ = 0;
+};
+
+// One request of a message, framed but not decoded. `body` views the message.
+struct RequestFrame {
+  RequestHeader header;
+  std::span<const std::byte> body;
+};
+
+// Framing: kCorruption/kInvalidArgument if the count, a header or a body
+// length does not fit the message or the limits, or bytes trail the last
+// request.
+Result<std::vector<RequestFrame>> SplitRequests(std::span<const std::byte> message,
+                                                const ProtocolLimits& limits);
+// One request's body. Errors concern this request only.
+Result<Request> DecodeRequest(const RequestFrame& frame, const ProtocolLimits& limits);
+// SplitRequests + DecodeRequest for each; the first error wins.
+Result<std::vector<Request>> DecodeRequests(std::span<const std::byte> message,
+                                            const ProtocolLimits& limits);
+
+// ---------------------------------------------------------------------------
+// Replies.
+
+// Where a version lives in the node's arena: what a one-sided (GET*) reader
+// reads later and checks against the gen.
+struct SlotAddress {
+  uint64_t offset = 0;
+  uint32_t bytes = 0;
+  uint32_t gen = 0;
+  friend bool operator==(const SlotAddress&, const SlotAddress&) = default;
+};
+
+// One key's result in a GET / GET_BY_TS reply, in request key order.
+struct GetResultIn {
+  bool found = false;  // false: no committed version / no version at that ts
+  bool tombstone = false;
+  uint64_t ts = 0;
+  std::string_view value;
+  std::string_view siblings;  // KeyList encoding, "" = none (slot metadata as is)
+  SlotAddress slot;
+};
+struct GetResult {
+  bool found = false;
+  bool tombstone = false;
+  uint64_t ts = 0;
+  std::string_view value;
+  KeyList siblings;
+  SlotAddress slot;
+};
+
+struct ReplyHeader {
+  uint8_t type = 0;  // the request's type byte, echoed (also when unknown)
+  StatusCode status = StatusCode::kOk;
+  uint16_t partition = 0;
+  uint32_t body_len = 0;
+  uint64_t request_id = 0;
+};
+
+struct Reply {
+  ReplyHeader header;
+  std::string_view error;          // status != OK
+  std::vector<GetResult> results;  // OK GET / GET_BY_TS
+  bool ok() const { return header.status == StatusCode::kOk; }
+  // OK, or the node's error with its message.
+  Status ToStatus() const;
+};
+
+class ReplyWriter {
+ public:
+  explicit ReplyWriter(std::vector<std::byte>* out);
+
+  // PREPARE, COMMIT, LOCK (all keys granted), UNLOCK: empty body.
+  void Ok(MsgType type, uint16_t partition, uint64_t request_id);
+  // REQUIRES: !status.ok(). `type` is the request's raw type byte.
+  void Error(uint8_t type, uint16_t partition, uint64_t request_id, const Status& status);
+  // GET / GET_BY_TS.
+  void GetResults(MsgType type, uint16_t partition, uint64_t request_id,
+                  std::span<const GetResultIn> results);
+
+  uint32_t count() const { return count_; }
+  size_t message_bytes() const { return out_->size() - start_; }
+
+ private:
+  size_t Begin(uint8_t type, StatusCode status, uint16_t partition, uint64_t request_id);
+  void End(size_t header_at);
+
+  std::vector<std::byte>* out_;
+  size_t start_;
+  uint32_t count_ = 0;
+};
+
+Result<std::vector<Reply>> DecodeReplies(std::span<const std::byte> message,
+                                         const ProtocolLimits& limits);
+
+}  // namespace rampart::kv::wire
