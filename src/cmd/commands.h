@@ -80,5 +80,7 @@ void RegisterConfigCommand(CLI::App& app, CommandContext& ctx);
 void RegisterBenchCommands(CLI::App& app, CommandContext& ctx);
 // `rampart run`: transport self-check and benchmark on the configuration (run.cc).
 void RegisterRunCommand(CLI::App& app, CommandContext& ctx);
+// `rampart kv-node --id N`: serve a node's kv partitions (kv_node.cc).
+void RegisterKvNodeCommand(CLI::App& app, CommandContext& ctx);
 
 }  // namespace rampart::cmd

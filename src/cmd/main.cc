@@ -117,6 +117,7 @@ int Main(int argc, char** argv) {
   RegisterConfigCommand(app, ctx);
   RegisterBenchCommands(app, ctx);
   RegisterRunCommand(app, ctx);
+  RegisterKvNodeCommand(app, ctx);
   AddGlobalFlagsFooter(app);
 
   try {

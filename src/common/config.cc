@@ -142,6 +142,54 @@ const Setting<ClusterConfig> kClusterSettings[] = {
      .field = RAMPART_FIELD(ClusterConfig, transport.ucx.tls),
      .doc = "ucx only: `UCX_TLS` unless the environment already sets it; empty uses UCX's "
             "default transports."},
+    {.key = "kv.partitions_per_node",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, kv.partitions_per_node),
+     .doc = "Partitions each node serves, one thread each; partition slot `s` of a node listens "
+            "on the node's port + `s`.",
+     .min = 1,
+     .max = 256},
+    {.key = "kv.arena_bytes",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(ClusterConfig, kv.arena_bytes),
+     .doc = "Registered version store of each partition. Its largest slot is min(arena / 4, "
+            "64MiB) and must hold a version of `max_key_bytes` + `max_value_bytes` + 64KiB of "
+            "metadata (checked when a kv-node starts).",
+     .min = kMiB,
+     .max = 1024 * kGiB},
+    {.key = "kv.grace_ms",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, kv.grace_ms),
+     .doc = "Milliseconds a superseded version stays readable by timestamp (RAMP repair reads) "
+            "before its slot is reclaimed.",
+     .min = 0,
+     .max = 3'600'000},
+    {.key = "kv.prepared_timeout_ms",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, kv.prepared_timeout_ms),
+     .doc = "Milliseconds a prepared version waits for its COMMIT before it is reclaimed (its "
+            "writer presumably died before committing anywhere).",
+     .min = 1,
+     .max = 86'400'000},
+    {.key = "kv.lock_timeout_ms",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, kv.lock_timeout_ms),
+     .doc = "Milliseconds an S2PL transaction may hold or wait for locks without activity before "
+            "they are broken (its client presumably died).",
+     .min = 1,
+     .max = 86'400'000},
+    {.key = "kv.max_key_bytes",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(ClusterConfig, kv.max_key_bytes),
+     .doc = "Largest key accepted; a request with a longer one gets an error reply.",
+     .min = 1,
+     .max = 64 * kKiB},
+    {.key = "kv.max_value_bytes",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(ClusterConfig, kv.max_value_bytes),
+     .doc = "Largest value accepted; a request with a longer one gets an error reply.",
+     .min = 0,
+     .max = 64 * kMiB},
 };
 
 // The keys of one [[nodes]] entry.
@@ -380,6 +428,30 @@ class Parser {
     }
     if (config.nodes.empty()) {
       return InvalidArgument(origin_, ": nodes: at least one [[nodes]] entry is required");
+    }
+    return CheckPartitionPorts(config);
+  }
+
+  // Every node listens on port .. port + kv.partitions_per_node - 1 (one port
+  // per partition thread): those ranges must fit in 16 bits and must not
+  // overlap on one host.
+  Status CheckPartitionPorts(const ClusterConfig& config) const {
+    const uint64_t n = config.kv.partitions_per_node;
+    for (size_t i = 0; i < config.nodes.size(); ++i) {
+      const NodeConfig& a = config.nodes[i];
+      if (a.port + n - 1 > 65535) {
+        return InvalidArgument(origin_, ": nodes[", i, "] ports ", a.port, "..", a.port + n - 1,
+                               " (kv.partitions_per_node = ", n, ") exceed 65535");
+      }
+      for (size_t j = 0; j < i; ++j) {
+        const NodeConfig& b = config.nodes[j];
+        if (a.host == b.host && a.port < b.port + n && b.port < a.port + n) {
+          return InvalidArgument(origin_, ": nodes[", i, "] ports ", a.port, "..", a.port + n - 1,
+                                 " overlap nodes[", j, "] ports ", b.port, "..", b.port + n - 1,
+                                 " on ", a.host, " (each node uses kv.partitions_per_node = ", n,
+                                 " ports from its port)");
+        }
+      }
     }
     return Status::Ok();
   }

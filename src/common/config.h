@@ -64,6 +64,31 @@ struct TransportConfig {
   bool operator==(const TransportConfig&) const = default;
 };
 
+// [kv]: the kv-node's partitions (src/kv). The arena and the key/value limits
+// must fit together (kv::Partition::CheckOptions; the kv-node checks at start):
+// an arena's largest slot is min(arena / 4, 64 MiB).
+struct KvConfig {
+  // Partitions (threads, ports node.port + 0..n-1) per node, 1..256. Default: 2.
+  uint32_t partitions_per_node = 2;
+  // Registered version store of each partition, 1MiB..1TiB. Default: 64MiB.
+  uint64_t arena_bytes = 64 * kMiB;
+  // Milliseconds a superseded version stays readable by ts, 0..3600000.
+  // Default: 5000.
+  uint32_t grace_ms = 5000;
+  // Milliseconds a prepared version waits for its COMMIT before it is
+  // reclaimed, 1..86400000. Default: 30000.
+  uint32_t prepared_timeout_ms = 30000;
+  // Milliseconds a transaction may hold or wait for S2PL locks before they are
+  // broken, 1..86400000. Default: 10000.
+  uint32_t lock_timeout_ms = 10000;
+  // Largest key, 1B..64KiB. Default: 1KiB.
+  uint64_t max_key_bytes = kKiB;
+  // Largest value, 0B..64MiB. Default: 1MiB.
+  uint64_t max_value_bytes = kMiB;
+
+  bool operator==(const KvConfig&) const = default;
+};
+
 // One [[nodes]] entry: a process of the cluster. All keys are required.
 struct NodeConfig {
   uint32_t id = 0;     // unique, 0..65535
@@ -81,8 +106,11 @@ struct ClusterConfig {
   // letters, digits, '.', '_' and '-', at most 64. Default: "local".
   std::string name = "local";
   TransportConfig transport;
-  // [[nodes]]: at least one. Default: 4 nodes on 127.0.0.1:7000..7003 (from
-  // config/default.toml; a default-constructed ClusterConfig has none).
+  KvConfig kv;
+  // [[nodes]]: at least one. Each node uses kv.partitions_per_node ports from
+  // its port; those ranges may not overlap on one host. Default: 4 nodes on
+  // 127.0.0.1:7000, 7010, 7020, 7030 (from config/default.toml; a
+  // default-constructed ClusterConfig has none).
   std::vector<NodeConfig> nodes;
 
   // Where the configuration came from: the file path, or "<default>".
@@ -93,7 +121,8 @@ struct ClusterConfig {
   const NodeConfig* FindNode(uint32_t id) const;
 
   bool operator==(const ClusterConfig& other) const {
-    return name == other.name && transport == other.transport && nodes == other.nodes;
+    return name == other.name && transport == other.transport && kv == other.kv &&
+           nodes == other.nodes;
   }
 };
 

@@ -52,11 +52,11 @@ TEST(ConfigTest, DefaultParses) {
   for (uint32_t i = 0; i < 4; ++i) {
     EXPECT_EQ(config->nodes[i].id, i);
     EXPECT_EQ(config->nodes[i].host, "127.0.0.1");
-    EXPECT_EQ(config->nodes[i].port, 7000 + i);
+    EXPECT_EQ(config->nodes[i].port, 7000 + 10 * i);
   }
-  EXPECT_EQ(config->nodes[2].address(), "127.0.0.1:7002");
+  EXPECT_EQ(config->nodes[2].address(), "127.0.0.1:7020");
   ASSERT_NE(config->FindNode(3), nullptr);
-  EXPECT_EQ(config->FindNode(3)->port, 7003);
+  EXPECT_EQ(config->FindNode(3)->port, 7030);
   EXPECT_EQ(config->FindNode(4), nullptr);
 }
 
@@ -128,7 +128,9 @@ TEST(ConfigTest, NodesReplaceTheDefaultNodes) {
 }
 
 TEST(ConfigTest, SameHostDifferentPortsAndSamePortDifferentHostsAreFine) {
+  // One port per node (kv.partitions_per_node = 1), so ports 1 and 2 do not overlap.
   ClusterConfig config = ParseOk(
+      "kv.partitions_per_node = 1\n"
       "nodes = [ { id = 0, host = \"a\", port = 1 }, { id = 1, host = \"a\", port = 2 },"
       "          { id = 2, host = \"b\", port = 1 } ]\n");
   EXPECT_EQ(config.nodes.size(), 3u);
@@ -138,6 +140,7 @@ TEST(ConfigTest, RangeBoundsAreInclusive) {
   ClusterConfig config = ParseOk(
       "[transport]\nspin_us = 1000000\nconnect_timeout_ms = 1\nring_bytes = \"4KiB\"\n"
       "max_message_size = \"1GiB\"\nregistration_cache_bytes = 0\n"
+      "[kv]\npartitions_per_node = 1\n"
       "[[nodes]]\nid = 65535\nhost = \"h\"\nport = 65535\n");
   EXPECT_EQ(config.transport.spin_us, 1'000'000u);
   EXPECT_EQ(config.transport.connect_timeout_ms, 1u);
@@ -284,6 +287,25 @@ TEST(ConfigErrorTest, DuplicateNodeIds) {
             "c.toml:10:6: nodes[2].id 0 is already the id of nodes[0]");
 }
 
+TEST(ConfigErrorTest, PartitionPortsMustNotOverlapOrOverflow) {
+  Result<ClusterConfig> r = ParseClusterConfig(
+      "[[nodes]]\nid = 0\nhost = \"h\"\nport = 7000\n"
+      "[[nodes]]\nid = 1\nhost = \"h\"\nport = 7001\n",
+      "c.toml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("nodes[1] ports 7001..7002 overlap nodes[0] ports 7000..7001"),
+            std::string_view::npos)
+      << r.status().ToString();
+  r = ParseClusterConfig("[[nodes]]\nid = 0\nhost = \"h\"\nport = 65535\n", "c.toml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("exceed 65535"), std::string_view::npos);
+  // Different hosts may use the same ports.
+  EXPECT_TRUE(ParseClusterConfig("[[nodes]]\nid = 0\nhost = \"a\"\nport = 7000\n"
+                                 "[[nodes]]\nid = 1\nhost = \"b\"\nport = 7000\n",
+                                 "c.toml")
+                  .ok());
+}
+
 TEST(ConfigErrorTest, DuplicateAddresses) {
   EXPECT_EQ(ErrorOf("[[nodes]]\nid = 0\nhost = \"a\"\nport = 1\n"
                     "[[nodes]]\nid = 1\nhost = \"a\"\nport = 1\n"),
@@ -355,6 +377,11 @@ TEST(ConfigFormatTest, RoundTrips) {
   config.transport.registration_cache_bytes = 12345;
   config.transport.ucx.net_devices = "mlx5_0:1";
   config.transport.ucx.tls = "with \"quotes\" and \\ and \t";
+  config.kv.partitions_per_node = 1;  // node 9's port 65535 leaves room for one
+  config.kv.arena_bytes = 3 * kGiB;
+  config.kv.grace_ms = 0;
+  config.kv.max_key_bytes = 100;
+  config.kv.max_value_bytes = 0;
   config.nodes = {{5, "host-a", 1}, {9, "host-b", 65535}};
   const std::string text = FormatClusterConfig(config);
   EXPECT_NE(text.find("max_message_size = \"1MB\""), std::string::npos) << text;

@@ -1,0 +1,275 @@
+// PartitionExecutor: wire requests -> Partition / LockTable -> wire replies.
+//
+// Replies are collected per connection in an Outbox while one call runs; the
+// caller's own message comes first, then messages to other connections whose
+// LOCK requests were granted by this call.
+//
+// S2PL. A LOCK request lists its keys in global key order. They are acquired
+// one after the other; when one must wait, the request is parked in
+// `waiting_` (by txn) with the index of that key, and it resumes from the next
+// key when the LockTable reports the grant (from an UNLOCK, a closed
+// connection or an expiry). The reply goes out once every key is held.
+#include "kv/executor.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+
+#include "kv/lock_table.h"
+#include "kv/protocol.h"
+
+namespace rampart::kv {
+namespace {
+
+uint32_t ClampU32(uint64_t v) {
+  return static_cast<uint32_t>(std::min<uint64_t>(v, std::numeric_limits<uint32_t>::max()));
+}
+
+wire::GetResultIn ToResult(const VersionView& v) {
+  wire::GetResultIn r;
+  r.found = true;
+  r.tombstone = v.tombstone;
+  r.ts = v.ts;
+  r.value = v.value;
+  r.siblings = v.metadata;
+  r.slot = wire::SlotAddress{v.slot_offset, ClampU32(v.slot_bytes), v.gen};
+  return r;
+}
+
+}  // namespace
+
+struct PartitionExecutor::Impl {
+  // A LOCK request that waits for one of its keys.
+  struct WaitingLock {
+    ConnectionId from = 0;
+    uint16_t partition = 0;
+    uint64_t request_id = 0;
+    std::vector<std::pair<std::string, LockMode>> keys;
+    size_t next = 0;  // index of the key being waited for
+  };
+
+  // The reply message under construction for one connection.
+  struct Outbox {
+    ConnectionId to;
+    std::unique_ptr<std::vector<std::byte>> bytes;
+    std::unique_ptr<wire::ReplyWriter> writer;
+  };
+
+  Impl(uint32_t partition_id, std::span<std::byte> arena, const ExecutorOptions& opts)
+      : id(partition_id), options(opts), partition(arena, opts.partition) {
+    limits.max_message_bytes = ClampU32(opts.max_message_bytes);
+    limits.max_key_bytes = ClampU32(opts.partition.max_key_bytes);
+    limits.max_value_bytes = ClampU32(opts.partition.max_value_bytes);
+  }
+
+  wire::ReplyWriter& To(std::vector<Outbox>& out, ConnectionId conn) {
+    for (Outbox& o : out) {
+      if (o.to == conn) return *o.writer;
+    }
+    Outbox o{conn, std::make_unique<std::vector<std::byte>>(), nullptr};
+    o.writer = std::make_unique<wire::ReplyWriter>(o.bytes.get());
+    out.push_back(std::move(o));
+    return *out.back().writer;
+  }
+
+  static std::vector<OutgoingReply> Finish(std::vector<Outbox>& out) {
+    std::vector<OutgoingReply> replies;
+    for (Outbox& o : out) {
+      if (o.writer->count() == 0) continue;
+      replies.push_back(OutgoingReply{o.to, std::move(*o.bytes)});
+    }
+    return replies;
+  }
+
+  uint16_t wire_partition() const { return static_cast<uint16_t>(id); }
+
+  // Acquires w.keys[w.next..] for txn. Returns true when the request is
+  // finished (granted, replied OK, or failed, replied with the error); false
+  // when it waits on w.keys[w.next].
+  bool Continue(uint64_t txn, WaitingLock& w, Clock::time_point now, std::vector<Outbox>& out) {
+    for (; w.next < w.keys.size(); ++w.next) {
+      const auto& [key, mode] = w.keys[w.next];
+      Result<AcquireOutcome> r = locks.Acquire(txn, key, mode, now);
+      if (!r.ok()) {
+        To(out, w.from).Error(static_cast<uint8_t>(wire::MsgType::kLock), w.partition,
+                              w.request_id, r.status().WithContext(StrCat("LOCK key ", w.next)));
+        return true;
+      }
+      if (*r == AcquireOutcome::kWaiting) return false;
+    }
+    To(out, w.from).Ok(wire::MsgType::kLock, w.partition, w.request_id);
+    return true;
+  }
+
+  // Resumes the LOCK requests whose awaited key was just granted.
+  void OnGrants(const std::vector<LockGrant>& grants, Clock::time_point now,
+                std::vector<Outbox>& out) {
+    for (const LockGrant& g : grants) {
+      auto it = waiting.find(g.txn);
+      if (it == waiting.end()) continue;  // not waiting through us (or already answered)
+      ++it->second.next;
+      if (Continue(g.txn, it->second, now, out)) waiting.erase(it);
+    }
+  }
+
+  void ExecuteOne(ConnectionId from, const wire::Request& req, Clock::time_point now,
+                  std::vector<Outbox>& out) {
+    const wire::RequestHeader& h = req.header;
+    wire::ReplyWriter& w = To(out, from);
+    auto error = [&](const Status& st) {
+      w.Error(static_cast<uint8_t>(h.type), h.partition, h.request_id, st);
+    };
+    if (const auto* p = std::get_if<wire::PrepareRequest>(&req.body)) {
+      std::vector<PrepareItem> items;
+      items.reserve(p->items.size());
+      for (const wire::PrepareItem& in : p->items) {
+        PrepareItem item;
+        item.key = std::string(in.key);
+        item.value = std::string(in.value);
+        item.tombstone = in.tombstone;
+        for (std::string_view s : in.siblings) item.siblings.emplace_back(s);
+        items.push_back(std::move(item));
+      }
+      Status st = partition.Prepare(p->ts, items, now);
+      if (st.ok() && (h.flags & wire::kFlagCommitNow) != 0) st = partition.Commit(p->ts, now);
+      if (!st.ok()) return error(st);
+      w.Ok(h.type, h.partition, h.request_id);
+    } else if (const auto* c = std::get_if<wire::CommitRequest>(&req.body)) {
+      if (Status st = partition.Commit(c->ts, now); !st.ok()) return error(st);
+      w.Ok(h.type, h.partition, h.request_id);
+    } else if (const auto* g = std::get_if<wire::GetRequest>(&req.body)) {
+      std::vector<wire::GetResultIn> results(g->keys.size());
+      for (size_t i = 0; i < g->keys.size(); ++i) {
+        if (std::optional<VersionView> v = partition.Get(g->keys[i])) results[i] = ToResult(*v);
+      }
+      w.GetResults(h.type, h.partition, h.request_id, results);
+    } else if (const auto* b = std::get_if<wire::GetByTsRequest>(&req.body)) {
+      std::vector<wire::GetResultIn> results(b->items.size());
+      for (size_t i = 0; i < b->items.size(); ++i) {
+        if (auto v = partition.GetByTs(b->items[i].key, b->items[i].ts)) results[i] = ToResult(*v);
+      }
+      w.GetResults(h.type, h.partition, h.request_id, results);
+    } else if (const auto* l = std::get_if<wire::LockRequest>(&req.body)) {
+      if (waiting.contains(l->txn)) {
+        return error(FailedPrecondition("txn ", l->txn, " already has a LOCK request waiting"));
+      }
+      WaitingLock wl{from, h.partition, h.request_id, {}, 0};
+      wl.keys.reserve(l->keys.size());
+      for (const wire::LockKey& k : l->keys) wl.keys.emplace_back(std::string(k.key), k.mode);
+      if (!Continue(l->txn, wl, now, out)) waiting.emplace(l->txn, std::move(wl));
+    } else if (const auto* u = std::get_if<wire::UnlockRequest>(&req.body)) {
+      // A LOCK of this txn still waiting is abandoned: answer it.
+      if (auto it = waiting.find(u->txn); it != waiting.end()) {
+        const WaitingLock& wl = it->second;
+        To(out, wl.from).Error(static_cast<uint8_t>(wire::MsgType::kLock), wl.partition,
+                               wl.request_id, Aborted("txn ", u->txn, " unlocked while waiting"));
+        waiting.erase(it);
+      }
+      std::vector<LockGrant> grants = locks.ReleaseAll(u->txn, now);
+      w.Ok(h.type, h.partition, h.request_id);
+      OnGrants(grants, now, out);
+    }
+  }
+
+  std::vector<OutgoingReply> Execute(ConnectionId from, std::span<const std::byte> message,
+                                     Clock::time_point now) {
+    std::vector<Outbox> out;
+    if (message.size() > options.max_message_bytes) {
+      To(out, from).Error(0, wire_partition(), 0,
+                          InvalidArgument("message of ", message.size(),
+                                          " bytes exceeds the limit of ",
+                                          options.max_message_bytes));
+      return Finish(out);
+    }
+    Result<std::vector<wire::RequestFrame>> frames = wire::SplitRequests(message, limits);
+    if (!frames.ok()) {
+      To(out, from).Error(0, wire_partition(), 0, frames.status());
+      return Finish(out);
+    }
+    To(out, from);  // the caller's message first, even if grants follow
+    for (const wire::RequestFrame& frame : *frames) {
+      const wire::RequestHeader& h = frame.header;
+      if (h.partition != id) {
+        To(out, from).Error(static_cast<uint8_t>(h.type), h.partition, h.request_id,
+                            InvalidArgument("request for partition ", h.partition,
+                                            " sent to partition ", id));
+        continue;
+      }
+      Result<wire::Request> req = wire::DecodeRequest(frame, limits);
+      if (!req.ok()) {
+        To(out, from).Error(static_cast<uint8_t>(h.type), h.partition, h.request_id,
+                            req.status());
+        continue;
+      }
+      ExecuteOne(from, *req, now, out);
+    }
+    return Finish(out);
+  }
+
+  std::vector<OutgoingReply> Tick(Clock::time_point now) {
+    partition.Gc(now);
+    std::vector<Outbox> out;
+    LockTable::Expired expired = locks.ExpireOlderThan(now - options.lock_timeout, now);
+    for (uint64_t txn : expired.txns) {
+      auto it = waiting.find(txn);
+      if (it == waiting.end()) continue;
+      const WaitingLock& wl = it->second;
+      To(out, wl.from).Error(static_cast<uint8_t>(wire::MsgType::kLock), wl.partition,
+                             wl.request_id,
+                             TimedOut("lock wait of txn ", txn, " broken after ",
+                                      options.lock_timeout.count(), " ms without activity"));
+      waiting.erase(it);
+    }
+    OnGrants(expired.grants, now, out);
+    return Finish(out);
+  }
+
+  std::vector<OutgoingReply> ConnectionClosed(ConnectionId conn, Clock::time_point now) {
+    std::vector<Outbox> out;
+    std::vector<uint64_t> dropped;
+    for (const auto& [txn, wl] : waiting) {
+      if (wl.from == conn) dropped.push_back(txn);
+    }
+    for (uint64_t txn : dropped) {
+      waiting.erase(txn);
+      OnGrants(locks.AbortWaiting(txn, now), now, out);
+    }
+    return Finish(out);
+  }
+
+  const uint32_t id;
+  const ExecutorOptions options;
+  wire::ProtocolLimits limits;
+  Partition partition;
+  LockTable locks;
+  std::unordered_map<uint64_t, WaitingLock> waiting;  // txn -> its waiting LOCK request
+};
+
+PartitionExecutor::PartitionExecutor(uint32_t partition, std::span<std::byte> arena,
+                                     const ExecutorOptions& options)
+    : impl_(std::make_unique<Impl>(partition, arena, options)) {}
+
+PartitionExecutor::~PartitionExecutor() = default;
+
+std::vector<OutgoingReply> PartitionExecutor::Execute(ConnectionId from,
+                                                      std::span<const std::byte> message,
+                                                      std::chrono::steady_clock::time_point now) {
+  return impl_->Execute(from, message, now);
+}
+
+std::vector<OutgoingReply> PartitionExecutor::Tick(std::chrono::steady_clock::time_point now) {
+  return impl_->Tick(now);
+}
+
+std::vector<OutgoingReply> PartitionExecutor::ConnectionClosed(
+    ConnectionId id, std::chrono::steady_clock::time_point now) {
+  return impl_->ConnectionClosed(id, now);
+}
+
+const Partition& PartitionExecutor::partition() const { return impl_->partition; }
+
+}  // namespace rampart::kv

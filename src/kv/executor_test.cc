@@ -1,0 +1,343 @@
+#include "kv/executor.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kv/protocol.h"
+
+namespace rampart::kv {
+namespace {
+
+using namespace std::chrono_literals;
+using wire::MsgType;
+
+struct Region {
+  explicit Region(size_t n)
+      : size(n), mem(static_cast<std::byte*>(std::aligned_alloc(4096, n)), &std::free) {
+    std::memset(mem.get(), 0, n);
+  }
+  std::span<std::byte> span() { return {mem.get(), size}; }
+  size_t size;
+  std::unique_ptr<std::byte, decltype(&std::free)> mem;
+};
+
+constexpr uint16_t kPartition = 3;
+
+class ExecutorTest : public ::testing::Test {
+ protected:
+  explicit ExecutorTest(size_t arena_bytes = 8 << 20, ExecutorOptions options = {})
+      : region_(arena_bytes), exec_(kPartition, region_.span(), options) {}
+
+  // Executes `message` from `conn` and returns the replies.
+  std::vector<OutgoingReply> Run(ConnectionId conn, const std::vector<std::byte>& message) {
+    return exec_.Execute(conn, message, now_);
+  }
+
+  // Decodes the single reply message, which must go to `conn`.
+  std::vector<wire::Reply> Only(const std::vector<OutgoingReply>& out, ConnectionId conn) {
+    EXPECT_EQ(out.size(), 1u);
+    if (out.size() != 1) return {};
+    EXPECT_EQ(out[0].to, conn);
+    auto replies = wire::DecodeReplies(out[0].message, wire::ProtocolLimits());
+    EXPECT_TRUE(replies.ok()) << replies.status().ToString();
+    return replies.ok() ? *replies : std::vector<wire::Reply>{};
+  }
+
+  // One request, one reply, from connection 1.
+  wire::Reply One(const std::vector<std::byte>& message) {
+    decoded_.push_back(Run(1, message));
+    auto replies = Only(decoded_.back(), 1);
+    EXPECT_EQ(replies.size(), 1u);
+    return replies.empty() ? wire::Reply{} : replies[0];
+  }
+
+  std::vector<std::byte> Prepare(uint64_t id, uint64_t ts,
+                                 std::vector<std::pair<std::string, std::string>> kvs,
+                                 uint8_t flags = 0) {
+    std::vector<std::string_view> keys;
+    for (auto& [k, v] : kvs) keys.push_back(k);
+    siblings_.push_back(wire::EncodeKeyList(keys));
+    std::vector<wire::PrepareItemIn> items;
+    for (auto& [k, v] : kvs) items.push_back({k, v, siblings_.back(), false});
+    std::vector<std::byte> msg;
+    wire::RequestWriter(&msg).Prepare(kPartition, id, ts, items, flags);
+    return msg;
+  }
+  std::vector<std::byte> Commit(uint64_t id, uint64_t ts) {
+    std::vector<std::byte> msg;
+    wire::RequestWriter(&msg).Commit(kPartition, id, ts);
+    return msg;
+  }
+  std::vector<std::byte> Get(uint64_t id, std::vector<std::string_view> keys) {
+    std::vector<std::byte> msg;
+    wire::RequestWriter(&msg).Get(kPartition, id, keys);
+    return msg;
+  }
+  std::vector<std::byte> GetByTs(uint64_t id, std::vector<wire::KeyTs> items) {
+    std::vector<std::byte> msg;
+    wire::RequestWriter(&msg).GetByTs(kPartition, id, items);
+    return msg;
+  }
+  std::vector<std::byte> Lock(uint64_t id, uint64_t txn, std::vector<wire::LockKey> keys) {
+    std::vector<std::byte> msg;
+    wire::RequestWriter(&msg).Lock(kPartition, id, txn, keys);
+    return msg;
+  }
+  std::vector<std::byte> Unlock(uint64_t id, uint64_t txn) {
+    std::vector<std::byte> msg;
+    wire::RequestWriter(&msg).Unlock(kPartition, id, txn);
+    return msg;
+  }
+
+  Region region_;
+  PartitionExecutor exec_;
+  Clock::time_point now_ = Clock::time_point() + 1000s;
+  std::vector<std::string> siblings_;
+  std::vector<std::vector<OutgoingReply>> decoded_;  // keeps reply views valid
+};
+
+TEST_F(ExecutorTest, PrepareIsInvisibleToGetUntilCommit) {
+  wire::Reply r = One(Prepare(1, 10, {{"a", "A1"}, {"b", "B1"}}));
+  EXPECT_TRUE(r.ok()) << r.ToStatus().ToString();
+  EXPECT_EQ(r.header.type, static_cast<uint8_t>(MsgType::kPrepare));
+  EXPECT_EQ(r.header.request_id, 1u);
+  EXPECT_EQ(r.header.partition, kPartition);
+
+  r = One(Get(2, {"a", "b"}));
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r.results.size(), 2u);
+  EXPECT_FALSE(r.results[0].found);
+  EXPECT_FALSE(r.results[1].found);
+
+  // RAMP repair: the prepared version is readable by ts.
+  r = One(GetByTs(3, {{"a", 10}, {"b", 9}}));
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r.results.size(), 2u);
+  EXPECT_TRUE(r.results[0].found);
+  EXPECT_EQ(r.results[0].value, "A1");
+  EXPECT_FALSE(r.results[1].found);
+
+  r = One(Commit(4, 10));
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.header.type, static_cast<uint8_t>(MsgType::kCommit));
+
+  r = One(Get(5, {"a", "b", "c"}));
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r.results.size(), 3u);
+  EXPECT_TRUE(r.results[0].found);
+  EXPECT_EQ(r.results[0].ts, 10u);
+  EXPECT_EQ(r.results[0].value, "A1");
+  EXPECT_EQ(r.results[0].siblings.ToVector(), (std::vector<std::string_view>{"a", "b"}));
+  EXPECT_GT(r.results[0].slot.bytes, 0u);
+  EXPECT_EQ(r.results[1].value, "B1");
+  EXPECT_NE(r.results[0].slot.offset, r.results[1].slot.offset);
+  EXPECT_FALSE(r.results[2].found);
+  EXPECT_EQ(exec_.partition().LatestCommit("a"), 10u);
+}
+
+TEST_F(ExecutorTest, NewerCommitWinsAndOldVersionStaysReadableByTs) {
+  EXPECT_TRUE(One(Prepare(1, 10, {{"a", "old"}}, wire::kFlagCommitNow)).ok());
+  EXPECT_TRUE(One(Prepare(2, 20, {{"a", "new"}}, wire::kFlagCommitNow)).ok());
+  // A late commit of an older ts does not go backwards.
+  EXPECT_TRUE(One(Prepare(3, 15, {{"a", "late"}}, wire::kFlagCommitNow)).ok());
+  wire::Reply r = One(Get(4, {"a"}));
+  ASSERT_EQ(r.results.size(), 1u);
+  EXPECT_EQ(r.results[0].ts, 20u);
+  EXPECT_EQ(r.results[0].value, "new");
+  r = One(GetByTs(5, {{"a", 10}}));
+  ASSERT_EQ(r.results.size(), 1u);
+  EXPECT_TRUE(r.results[0].found);
+  EXPECT_EQ(r.results[0].value, "old");
+
+  // After the grace period GC reclaims the superseded versions.
+  now_ += 6s;
+  EXPECT_TRUE(exec_.Tick(now_).empty());
+  r = One(GetByTs(6, {{"a", 10}}));
+  EXPECT_FALSE(r.results[0].found);
+  r = One(Get(7, {"a"}));
+  EXPECT_EQ(r.results[0].value, "new");
+}
+
+TEST_F(ExecutorTest, TombstonesAndCommitOfUnknownTs) {
+  std::vector<std::byte> msg;
+  std::vector<wire::PrepareItemIn> items = {{"k", "", "", true}};
+  wire::RequestWriter(&msg).Prepare(kPartition, 1, 5, items, wire::kFlagCommitNow);
+  EXPECT_TRUE(One(msg).ok());
+  wire::Reply r = One(Get(2, {"k"}));
+  ASSERT_EQ(r.results.size(), 1u);
+  EXPECT_TRUE(r.results[0].found);
+  EXPECT_TRUE(r.results[0].tombstone);
+  EXPECT_TRUE(One(Commit(3, 999)).ok());
+}
+
+TEST_F(ExecutorTest, BatchedRequestsAreAnsweredInOrder) {
+  std::vector<std::byte> msg;
+  wire::RequestWriter w(&msg);
+  std::string sib = wire::EncodeKeyList(std::vector<std::string_view>{"x"});
+  std::vector<wire::PrepareItemIn> items = {{"x", "X", sib, false}};
+  std::vector<std::string_view> keys = {"x"};
+  w.Prepare(kPartition, 7, 50, items);
+  w.Commit(kPartition, 8, 50);
+  w.Get(kPartition, 9, keys);
+  auto out = Run(1, msg);
+  auto replies = Only(out, 1);
+  ASSERT_EQ(replies.size(), 3u);
+  EXPECT_EQ(replies[0].header.request_id, 7u);
+  EXPECT_EQ(replies[1].header.request_id, 8u);
+  EXPECT_EQ(replies[2].header.request_id, 9u);
+  ASSERT_EQ(replies[2].results.size(), 1u);
+  EXPECT_EQ(replies[2].results[0].value, "X");
+}
+
+TEST_F(ExecutorTest, S2plLockWaitsAndIsGrantedOnUnlockToTheOtherConnection) {
+  wire::Reply r = One(Lock(1, /*txn=*/100, {{"a", LockMode::kExclusive}}));
+  EXPECT_TRUE(r.ok()) << r.ToStatus().ToString();
+  EXPECT_EQ(r.header.type, static_cast<uint8_t>(MsgType::kLock));
+
+  // txn 200 on connection 2 wants a (S) then b (X): waits on a, no reply yet.
+  EXPECT_TRUE(Run(2, Lock(2, 200, {{"a", LockMode::kShared}, {"b", LockMode::kExclusive}})).empty());
+
+  // A write under the lock, then UNLOCK: connection 1 gets its UNLOCK reply,
+  // connection 2 the LOCK reply.
+  EXPECT_TRUE(One(Prepare(3, 10, {{"a", "v"}}, wire::kFlagCommitNow)).ok());
+  auto out = Run(1, Unlock(4, 100));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].to, 1u);
+  EXPECT_EQ(out[1].to, 2u);
+  auto mine = wire::DecodeReplies(out[0].message, {});
+  ASSERT_TRUE(mine.ok());
+  ASSERT_EQ(mine->size(), 1u);
+  EXPECT_EQ((*mine)[0].header.request_id, 4u);
+  EXPECT_TRUE((*mine)[0].ok());
+  auto theirs = wire::DecodeReplies(out[1].message, {});
+  ASSERT_TRUE(theirs.ok());
+  ASSERT_EQ(theirs->size(), 1u);
+  EXPECT_EQ((*theirs)[0].header.request_id, 2u);
+  EXPECT_TRUE((*theirs)[0].ok());
+
+  // txn 200 now holds b exclusively: txn 300 waits, and is dropped when its
+  // connection closes (no reply to anyone).
+  EXPECT_TRUE(Run(3, Lock(5, 300, {{"b", LockMode::kShared}})).empty());
+  EXPECT_TRUE(exec_.ConnectionClosed(3, now_).empty());
+  // A second waiter is granted once 200 unlocks.
+  EXPECT_TRUE(Run(4, Lock(6, 400, {{"b", LockMode::kExclusive}})).empty());
+  out = Run(2, Unlock(7, 200));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].to, 4u);
+}
+
+TEST_F(ExecutorTest, S2plSecondLockWhileWaitingIsRefused) {
+  EXPECT_TRUE(One(Lock(1, 1, {{"a", LockMode::kExclusive}})).ok());
+  EXPECT_TRUE(Run(2, Lock(2, 2, {{"a", LockMode::kExclusive}})).empty());
+  auto out = Run(2, Lock(3, 2, {{"b", LockMode::kExclusive}}));
+  auto replies = Only(out, 2);
+  ASSERT_EQ(replies.size(), 1u);
+  EXPECT_EQ(replies[0].header.status, StatusCode::kFailedPrecondition);
+}
+
+TEST_F(ExecutorTest, S2plExpiredHolderIsBrokenByTick) {
+  EXPECT_TRUE(One(Lock(1, 1, {{"a", LockMode::kExclusive}})).ok());
+  now_ += 6s;
+  EXPECT_TRUE(Run(2, Lock(2, 2, {{"a", LockMode::kExclusive}})).empty());
+  now_ += 5s;  // txn 1 idle 11 s > 10 s; txn 2 idle 5 s
+  auto out = exec_.Tick(now_);
+  auto replies = Only(out, 2);
+  ASSERT_EQ(replies.size(), 1u);
+  EXPECT_TRUE(replies[0].ok());
+  EXPECT_EQ(replies[0].header.request_id, 2u);
+
+  // A waiter that itself stays idle too long gets a timed-out reply.
+  EXPECT_TRUE(Run(3, Lock(3, 3, {{"a", LockMode::kShared}})).empty());
+  now_ += 11s;
+  out = exec_.Tick(now_);
+  replies = Only(out, 3);
+  ASSERT_EQ(replies.size(), 1u);
+  EXPECT_EQ(replies[0].header.status, StatusCode::kTimedOut);
+}
+
+TEST_F(ExecutorTest, GarbageAndTruncatedMessagesGetOneErrorReply) {
+  std::vector<std::byte> garbage = {std::byte{1}, std::byte{2}, std::byte{3}};
+  wire::Reply r = One(garbage);
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.header.request_id, 0u);
+
+  std::vector<std::byte> msg = Get(9, {"a", "b"});
+  msg.resize(msg.size() - 3);
+  r = One(msg);
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.header.request_id, 0u);
+  EXPECT_FALSE(r.error.empty());
+
+  // Still serving.
+  EXPECT_TRUE(One(Get(10, {"a"})).ok());
+}
+
+TEST_F(ExecutorTest, BadRequestIsAnsweredAndTheOthersServed) {
+  std::vector<std::byte> msg;
+  wire::RequestWriter w(&msg);
+  std::vector<std::string_view> keys = {"a"};
+  w.Get(kPartition, 1, keys);
+  const size_t second = msg.size();
+  w.Get(kPartition, 2, keys);
+  w.Get(kPartition + 1, 3, keys);  // wrong partition
+  msg[second] = std::byte{99};     // unknown type
+  auto out = Run(1, msg);
+  auto replies = Only(out, 1);
+  ASSERT_EQ(replies.size(), 3u);
+  EXPECT_TRUE(replies[0].ok());
+  EXPECT_EQ(replies[1].header.type, 99);
+  EXPECT_EQ(replies[1].header.status, StatusCode::kInvalidArgument);
+  EXPECT_EQ(replies[1].header.request_id, 2u);
+  EXPECT_FALSE(replies[2].ok());
+  EXPECT_EQ(replies[2].header.request_id, 3u);
+}
+
+TEST_F(ExecutorTest, KeyOverTheLimitIsRefused) {
+  wire::Reply r = One(Prepare(1, 10, {{std::string(2000, 'k'), "v"}}));
+  EXPECT_EQ(r.header.status, StatusCode::kInvalidArgument);
+  r = One(Prepare(2, 10, {{"k", std::string((1 << 20) + 1, 'v')}}));
+  EXPECT_EQ(r.header.status, StatusCode::kInvalidArgument);
+  r = One(Prepare(3, 0, {{"k", "v"}}));  // ts 0
+  EXPECT_FALSE(r.ok());
+}
+
+class SmallExecutorTest : public ExecutorTest {
+ protected:
+  static ExecutorOptions Small() {
+    ExecutorOptions o;
+    o.partition.max_value_bytes = 64 << 10;
+    o.max_message_bytes = 128 << 10;
+    return o;
+  }
+  SmallExecutorTest() : ExecutorTest(1 << 20, Small()) {}
+};
+
+TEST_F(SmallExecutorTest, OversizedMessageIsRefused) {
+  wire::Reply r = One(Prepare(1, 10, {{"a", std::string(64 << 10, 'v')}, {"b", std::string(64 << 10, 'v')}}));
+  EXPECT_EQ(r.header.status, StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.header.request_id, 0u);
+}
+
+TEST_F(SmallExecutorTest, ArenaFullPrepareGetsTheErrorAndCommittedDataSurvives) {
+  EXPECT_TRUE(One(Prepare(1, 1, {{"keep", "me"}}, wire::kFlagCommitNow)).ok());
+  wire::Reply r;
+  uint64_t ts = 2;
+  for (; ts < 200; ++ts) {
+    r = One(Prepare(ts, ts, {{"k" + std::to_string(ts), std::string(60 << 10, 'v')}}));
+    if (!r.ok()) break;
+  }
+  ASSERT_LT(ts, 200u) << "the arena never filled";
+  EXPECT_EQ(r.header.status, StatusCode::kResourceExhausted);
+  EXPECT_NE(r.error.find("arena full"), std::string_view::npos) << r.error;
+  r = One(Get(500, {"keep"}));
+  ASSERT_EQ(r.results.size(), 1u);
+  EXPECT_EQ(r.results[0].value, "me");
+}
+
+}  // namespace
+}  // namespace rampart::kv

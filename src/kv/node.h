@@ -1,0 +1,73 @@
+// KvNode: the partitions one node of the cluster serves, one thread each.
+//
+//   auto node = KvNode::Start(config, /*node_id=*/0);
+//   if (!node.ok()) return node.status();   // "partition 4 (127.0.0.1:7001): ..."
+//   ... wait for a signal ...
+//   (*node)->Stop();
+//
+// Each partition thread (DESIGN §5: one writer per partition, shared-nothing)
+// creates its own transport::Fabric, allocates the partition's arena as
+// registered memory through it (so clients can later read slots one-sidedly),
+// listens on the partition's host:port (kv/placement.h) and loops: every
+// message goes to its PartitionExecutor, the replies are sent back; closed
+// connections are reported to the executor; Tick runs about every 100 ms.
+//
+// Thread-safety: Start, Stop, ready and the accessors may be called from any
+// thread; Stop may be called concurrently and more than once. The partition
+// threads share nothing but the stop flag.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "common/config.h"
+#include "common/status.h"
+#include "kv/executor.h"
+#include "kv/placement.h"
+#include "transport/transport.h"
+
+namespace rampart::kv {
+
+// The executor options the [kv] table asks for. InvalidArgument when the
+// arena cannot hold the largest version the limits allow
+// (Partition::CheckOptions).
+Result<ExecutorOptions> ExecutorOptionsFromConfig(const ClusterConfig& config);
+
+class KvNode {
+ public:
+  // Starts the threads of every partition of `node_id` and returns once all
+  // of them listen. Errors (unknown node, bad [kv] settings, an arena that
+  // cannot be allocated, a port in use) name the partition and its address;
+  // threads already started are stopped first.
+  static Result<std::unique_ptr<KvNode>> Start(const ClusterConfig& config, uint32_t node_id);
+
+  KvNode(const KvNode&) = delete;
+  KvNode& operator=(const KvNode&) = delete;
+  ~KvNode();  // Stop()s
+
+  // Asks every partition thread to finish (closing its connections) and joins
+  // them. Idempotent; thread-safe.
+  void Stop();
+
+  // True while every partition thread listens (after Start, before Stop).
+  bool ready() const;
+
+  uint32_t node_id() const { return node_id_; }
+  transport::Backend backend() const { return backend_; }
+  // The partitions served, in slot order.
+  const std::vector<PartitionAddress>& partitions() const { return partitions_; }
+
+ private:
+  struct PartitionThread;
+  KvNode() = default;
+
+  uint32_t node_id_ = 0;
+  transport::Backend backend_ = transport::Backend::kUcx;
+  std::vector<PartitionAddress> partitions_;
+  std::mutex stop_mu_;  // serialises Stop()s (joining)
+  std::vector<std::unique_ptr<PartitionThread>> threads_;
+};
+
+}  // namespace rampart::kv
