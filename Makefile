@@ -6,7 +6,7 @@
 BUILD      ?= build/release
 ASAN_BUILD ?= build/asan
 # Test binaries also run under AddressSanitizer/UBSan (every layer with tests).
-ASAN_TESTS ?= common_test transport_test $(if $(wildcard src/kv/*_test.cc),kv_test)
+ASAN_TESTS ?= common_test transport_test $(if $(wildcard src/kv/*_test.cc),kv_test) $(if $(wildcard src/txn/*_test.cc),txn_test)
 JOBS       ?= $(shell nproc)
 
 .PHONY: run test deps build build-asan unit-test asan-test bench clean

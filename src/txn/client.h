@@ -1,0 +1,125 @@
+// The transaction client library: multi-key reads and writes against the
+// kv-nodes with isolation `ramp` (RAMP-Fast, read atomic), `s2pl` (strict
+// two-phase locking) or `none` (plain reads and writes, the upper bound).
+// docs/transactions.md describes the algorithm and the messages per mode.
+//
+//   ClientOptions options;
+//   options.nodes = config.nodes;
+//   options.partitions_per_node = config.kv.partitions_per_node;
+//   options.client_id = 7;
+//   auto client = Client::Connect(options);
+//   if (!client.ok()) return client.status();
+//   RAMPART_RETURN_IF_ERROR((*client)->MultiPut({{"a", "1"}, {"b", "2"}}));
+//   auto values = (*client)->MultiGet({"a", "b"});   // never "a" new, "b" old
+//
+// Calls are synchronous for the caller and pipelined inside: each phase sends
+// one message per involved partition, carrying all of that partition's keys,
+// to every partition before it waits for any reply.
+//
+// Thread-safety: a Client is NOT thread-safe. It owns a transport::Fabric,
+// which belongs to the thread that created it: create one Client per thread
+// and call it only from that thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/config.h"
+#include "common/status.h"
+#include "kv/placement.h"
+#include "kv/protocol.h"
+#include "transport/transport.h"
+
+namespace rampart::txn {
+
+enum class Isolation { kRamp, kS2pl, kNone };
+std::string_view IsolationName(Isolation isolation);  // "ramp" | "s2pl" | "none"
+Result<Isolation> ParseIsolation(std::string_view name);
+
+// How the first GET round reaches the node. Only kRpc (two-sided messages)
+// exists yet; kRing (GET+ over the message channel) and kRead (GET*, one-sided
+// reads through an address cache) come with the one-sided data path.
+enum class GetMode { kRpc };
+std::string_view GetModeName(GetMode mode);  // "rpc"
+Result<GetMode> ParseGetMode(std::string_view name);
+
+struct ClientOptions {
+  // Where partitions live. When `placement` is set it is used as is;
+  // otherwise it is computed from `nodes` and `partitions_per_node`, as every
+  // process of the cluster does (kv/placement.h).
+  std::optional<kv::Placement> placement;
+  std::vector<NodeConfig> nodes;
+  uint32_t partitions_per_node = 1;
+
+  // The client's Fabric (backend tcp or ucx, spin, connect timeout).
+  transport::FabricOptions fabric;
+
+  // Default: kRamp.
+  Isolation isolation = Isolation::kRamp;
+  // Default: kRpc (the only mode so far).
+  GetMode get_mode = GetMode::kRpc;
+
+  // Goes into the low bits of every timestamp this client issues; unique per
+  // live client in the cluster. 0..8191 (common/timestamp.h).
+  uint32_t client_id = 0;
+
+  // How long one phase (all partitions' replies) may take before the missing
+  // partitions fail the call with kTimedOut. Default: 5 s.
+  std::chrono::milliseconds request_timeout = std::chrono::seconds(5);
+
+  // Limits for decoding replies; the node's defaults.
+  kv::wire::ProtocolLimits limits;
+};
+
+class Client {
+ public:
+  // Creates the Fabric and checks the options. Connections to partitions are
+  // opened lazily on first use (and again after one failed), so this
+  // succeeds while nodes are still starting.
+  static Result<std::unique_ptr<Client>> Connect(const ClientOptions& options);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Writes all pairs as one transaction at one new timestamp. Keys must be
+  // distinct (kInvalidArgument). An empty list is a no-op.
+  // On an error the outcome is unknown: under `ramp` the write may still
+  // become visible, but only as a whole (docs/transactions.md).
+  Status MultiPut(const std::vector<std::pair<std::string, std::string>>& pairs);
+
+  // Reads all keys as one transaction; result i is keys[i]'s value, nullopt
+  // when absent or deleted. Keys may repeat.
+  Result<std::vector<std::optional<std::string>>> MultiGet(const std::vector<std::string>& keys);
+
+  // One-key MultiPut / MultiGet.
+  Status Put(std::string_view key, std::string_view value);
+  Result<std::optional<std::string>> Get(std::string_view key);
+  // Writes a tombstone: the key reads as absent afterwards.
+  Status Del(std::string_view key);
+
+  const ClientOptions& options() const;
+  const kv::Placement& placement() const;
+
+  // Counters since Connect, for tests and benchmarks.
+  struct Stats {
+    uint64_t transactions = 0;
+    uint64_t repair_rounds = 0;  // RAMP reads that needed round 2
+    uint64_t repaired_keys = 0;  // keys fetched by timestamp in round 2
+    uint64_t reconnects = 0;     // connections opened after a failed one
+  };
+  Stats stats() const;
+
+  class Impl;
+
+ private:
+  explicit Client(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rampart::txn

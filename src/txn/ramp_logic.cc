@@ -1,0 +1,201 @@
+#include "txn/ramp_logic.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "common/timestamp.h"
+
+namespace rampart::txn::internal {
+
+namespace wire = kv::wire;
+
+std::vector<PartitionGroup> GroupByPartition(std::span<const std::string_view> keys,
+                                             const PartitionOf& partition_of) {
+  std::map<uint32_t, std::vector<size_t>> by_partition;
+  for (size_t i = 0; i < keys.size(); ++i) by_partition[partition_of(keys[i])].push_back(i);
+  std::vector<PartitionGroup> groups;
+  groups.reserve(by_partition.size());
+  for (auto& [partition, indices] : by_partition) {
+    groups.push_back(PartitionGroup{partition, std::move(indices)});
+  }
+  return groups;
+}
+
+namespace {
+
+OutgoingRequest Start(uint32_t partition, uint64_t request_id, wire::MsgType type,
+                      std::vector<size_t> indices) {
+  OutgoingRequest req;
+  req.partition = partition;
+  req.request_id = request_id;
+  req.type = type;
+  req.indices = std::move(indices);
+  return req;
+}
+
+}  // namespace
+
+std::vector<OutgoingRequest> BuildGetRequests(std::span<const std::string_view> keys,
+                                              std::span<const PartitionGroup> groups,
+                                              uint64_t first_request_id) {
+  std::vector<OutgoingRequest> out;
+  out.reserve(groups.size());
+  std::vector<std::string_view> part_keys;
+  for (const PartitionGroup& g : groups) {
+    OutgoingRequest req = Start(g.partition, first_request_id + out.size(), wire::MsgType::kGet,
+                                g.indices);
+    part_keys.clear();
+    for (size_t i : g.indices) part_keys.push_back(keys[i]);
+    wire::RequestWriter(&req.message)
+        .Get(static_cast<uint16_t>(g.partition), req.request_id, part_keys);
+    out.push_back(std::move(req));
+  }
+  return out;
+}
+
+std::vector<OutgoingRequest> BuildRepairRequests(std::span<const std::string_view> keys,
+                                                 std::span<const uint64_t> repair_ts,
+                                                 std::span<const PartitionGroup> groups,
+                                                 uint64_t first_request_id) {
+  std::vector<OutgoingRequest> out;
+  std::vector<wire::KeyTs> items;
+  for (const PartitionGroup& g : groups) {
+    std::vector<size_t> behind;
+    items.clear();
+    for (size_t i : g.indices) {
+      if (repair_ts[i] == kNoTimestamp) continue;
+      behind.push_back(i);
+      items.push_back(wire::KeyTs{keys[i], repair_ts[i]});
+    }
+    if (behind.empty()) continue;
+    OutgoingRequest req = Start(g.partition, first_request_id + out.size(),
+                                wire::MsgType::kGetByTs, std::move(behind));
+    wire::RequestWriter(&req.message)
+        .GetByTs(static_cast<uint16_t>(g.partition), req.request_id, items);
+    out.push_back(std::move(req));
+  }
+  return out;
+}
+
+std::vector<OutgoingRequest> BuildPrepareRequests(std::span<const WriteOp> writes,
+                                                  std::span<const PartitionGroup> groups,
+                                                  uint64_t ts, uint8_t flags,
+                                                  uint64_t first_request_id) {
+  // Siblings of item i = every other key of the write set (Algorithm 1, l.7:
+  // metadata = K_tx - {k}). Quadratic in the write-set size, which is small
+  // (a transaction, not a bulk load); each encoding is copied into the slot.
+  std::vector<std::string> siblings(writes.size());
+  {
+    std::vector<std::string_view> others;
+    others.reserve(writes.size());
+    for (size_t i = 0; i < writes.size(); ++i) {
+      others.clear();
+      for (size_t j = 0; j < writes.size(); ++j) {
+        if (j != i) others.push_back(writes[j].key);
+      }
+      siblings[i] = wire::EncodeKeyList(others);
+    }
+  }
+  std::vector<OutgoingRequest> out;
+  out.reserve(groups.size());
+  std::vector<wire::PrepareItemIn> items;
+  for (const PartitionGroup& g : groups) {
+    OutgoingRequest req = Start(g.partition, first_request_id + out.size(),
+                                wire::MsgType::kPrepare, g.indices);
+    items.clear();
+    for (size_t i : g.indices) {
+      items.push_back(wire::PrepareItemIn{writes[i].key,
+                                          writes[i].tombstone ? std::string_view() : writes[i].value,
+                                          siblings[i], writes[i].tombstone});
+    }
+    wire::RequestWriter(&req.message)
+        .Prepare(static_cast<uint16_t>(g.partition), req.request_id, ts, items, flags);
+    out.push_back(std::move(req));
+  }
+  return out;
+}
+
+std::vector<OutgoingRequest> BuildCommitRequests(std::span<const PartitionGroup> groups,
+                                                 uint64_t ts, uint64_t first_request_id) {
+  std::vector<OutgoingRequest> out;
+  out.reserve(groups.size());
+  for (const PartitionGroup& g : groups) {
+    OutgoingRequest req = Start(g.partition, first_request_id + out.size(),
+                                wire::MsgType::kCommit, g.indices);
+    wire::RequestWriter(&req.message)
+        .Commit(static_cast<uint16_t>(g.partition), req.request_id, ts);
+    out.push_back(std::move(req));
+  }
+  return out;
+}
+
+OutgoingRequest BuildLockRequest(std::span<const std::string_view> keys,
+                                 const PartitionGroup& group, kv::LockMode mode, uint64_t txn,
+                                 uint64_t request_id) {
+  std::vector<size_t> sorted = group.indices;
+  std::sort(sorted.begin(), sorted.end(),
+            [&](size_t a, size_t b) { return keys[a] < keys[b]; });
+  std::vector<wire::LockKey> lock_keys;
+  lock_keys.reserve(sorted.size());
+  for (size_t i : sorted) lock_keys.push_back(wire::LockKey{keys[i], mode});
+  OutgoingRequest req = Start(group.partition, request_id, wire::MsgType::kLock, std::move(sorted));
+  wire::RequestWriter(&req.message)
+      .Lock(static_cast<uint16_t>(group.partition), request_id, txn, lock_keys);
+  return req;
+}
+
+std::vector<OutgoingRequest> BuildUnlockRequests(std::span<const uint32_t> partitions,
+                                                 uint64_t txn, uint64_t first_request_id) {
+  std::vector<OutgoingRequest> out;
+  out.reserve(partitions.size());
+  for (uint32_t p : partitions) {
+    OutgoingRequest req = Start(p, first_request_id + out.size(), wire::MsgType::kUnlock, {});
+    wire::RequestWriter(&req.message).Unlock(static_cast<uint16_t>(p), req.request_id, txn);
+    out.push_back(std::move(req));
+  }
+  return out;
+}
+
+std::vector<uint64_t> ComputeRepairTimestamps(std::span<const std::string_view> keys,
+                                              std::span<const wire::GetResult> round1) {
+  std::unordered_map<std::string_view, size_t> index;
+  index.reserve(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) index.emplace(keys[i], i);
+
+  // latest[i]: the newest ts some returned version says keys[i] was written at.
+  std::vector<uint64_t> latest(keys.size(), kNoTimestamp);
+  for (const wire::GetResult& r : round1) {
+    if (!r.found) continue;
+    for (std::string_view sibling : r.siblings) {
+      auto it = index.find(sibling);
+      if (it != index.end()) latest[it->second] = std::max(latest[it->second], r.ts);
+    }
+  }
+  std::vector<uint64_t> repair(keys.size(), kNoTimestamp);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    uint64_t have = round1[i].found ? round1[i].ts : kNoTimestamp;
+    if (latest[i] > have) repair[i] = latest[i];
+  }
+  return repair;
+}
+
+std::optional<std::string> VisibleValue(const wire::GetResult& result) {
+  if (!result.found || result.tombstone) return std::nullopt;
+  return std::string(result.value);
+}
+
+DistinctKeys Deduplicate(std::span<const std::string> keys) {
+  DistinctKeys out;
+  out.position.reserve(keys.size());
+  std::unordered_map<std::string_view, size_t> seen;
+  seen.reserve(keys.size());
+  for (const std::string& k : keys) {
+    auto [it, inserted] = seen.emplace(k, out.keys.size());
+    if (inserted) out.keys.push_back(k);
+    out.position.push_back(it->second);
+  }
+  return out;
+}
+
+}  // namespace rampart::txn::internal
