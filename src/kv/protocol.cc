@@ -62,14 +62,14 @@ class BodyReader {
   }
   template <typename Field>
   Status U8(uint8_t* v, Field&& field) {
-    uint64_t x;
+    uint64_t x = 0;
     RAMPART_RETURN_IF_ERROR(Int(&x, 1, field));
     *v = static_cast<uint8_t>(x);
     return Status::Ok();
   }
   template <typename Field>
   Status U32(uint32_t* v, Field&& field) {
-    uint64_t x;
+    uint64_t x = 0;
     RAMPART_RETURN_IF_ERROR(Int(&x, 4, field));
     *v = static_cast<uint32_t>(x);
     return Status::Ok();
