@@ -1,15 +1,18 @@
 # The two set-up commands of the README:
-#   make run   installs what is missing, builds, starts rampart on its embedded default configuration
-#   make test  installs what is missing, builds, runs every test (Release build + ASan/UBSan build)
-# Other targets: build, build-asan, bench, clean.
+#   make run   installs what is missing, builds, starts a local cluster (`rampart up`) on the
+#              embedded default configuration until Ctrl-C
+#   make test  installs what is missing, builds, runs every test (unit tests, the pytest
+#              integration tests in tests/, then the ASan/UBSan build)
+# Other targets: build, build-asan, unit-test, integration-test, asan-test, bench, clean.
 
 BUILD      ?= build/release
 ASAN_BUILD ?= build/asan
 # Test binaries also run under AddressSanitizer/UBSan (every layer with tests).
 ASAN_TESTS ?= common_test transport_test $(if $(wildcard src/kv/*_test.cc),kv_test) $(if $(wildcard src/txn/*_test.cc),txn_test)
 JOBS       ?= $(shell nproc)
+VENV       ?= tests/.venv
 
-.PHONY: run test deps build build-asan unit-test asan-test bench clean
+.PHONY: run test deps build build-asan unit-test integration-test asan-test bench clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -27,7 +30,7 @@ build-asan: deps $(ASAN_BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD) -j $(JOBS) $(ASAN_TESTS)
 
 run: build
-	$(BUILD)/rampart run
+	$(BUILD)/rampart up
 
 unit-test: build
 	cd $(BUILD) && ctest --output-on-failure
@@ -35,7 +38,16 @@ unit-test: build
 asan-test: build-asan
 	cd $(ASAN_BUILD) && ctest --output-on-failure -R '^($(shell echo $(ASAN_TESTS) | tr ' ' '|'))$$'
 
-test: unit-test asan-test
+# The pytest integration tests (tests/) run the Release binary; pytest is
+# pinned in tests/requirements.txt and installed into $(VENV).
+$(VENV)/bin/python:
+	python3 -m venv $(VENV)
+
+integration-test: build $(VENV)/bin/python
+	$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r tests/requirements.txt
+	RAMPART_BIN=$(abspath $(BUILD))/rampart $(VENV)/bin/python -m pytest -q tests
+
+test: unit-test integration-test asan-test
 
 bench: build
 	$(BUILD)/rampart bench transport

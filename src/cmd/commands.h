@@ -78,9 +78,16 @@ int ReportFailure(const Status& status);
 void RegisterConfigCommand(CLI::App& app, CommandContext& ctx);
 // `rampart bench ...` (bench_transport.cc and later bench drivers).
 void RegisterBenchCommands(CLI::App& app, CommandContext& ctx);
+// `rampart bench txn`: seed 000's transaction micro-benchmark (bench_txn.cc);
+// adds to the `bench` command, so it is called after RegisterBenchCommands.
+void RegisterBenchTxnCommand(CLI::App& app, CommandContext& ctx);
+// `rampart check read-atomic`: the read-atomic checker against a running cluster (check.cc).
+void RegisterCheckCommand(CLI::App& app, CommandContext& ctx);
 // `rampart run`: transport self-check and benchmark on the configuration (run.cc).
 void RegisterRunCommand(CLI::App& app, CommandContext& ctx);
 // `rampart kv-node --id N`: serve a node's kv partitions (kv_node.cc).
 void RegisterKvNodeCommand(CLI::App& app, CommandContext& ctx);
+// `rampart up`: start every node as a child process, stop them on SIGINT/SIGTERM (up.cc).
+void RegisterUpCommand(CLI::App& app, CommandContext& ctx);
 
 }  // namespace rampart::cmd

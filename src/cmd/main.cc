@@ -116,8 +116,11 @@ int Main(int argc, char** argv) {
 
   RegisterConfigCommand(app, ctx);
   RegisterBenchCommands(app, ctx);
+  RegisterBenchTxnCommand(app, ctx);  // after RegisterBenchCommands: adds `bench txn`
+  RegisterCheckCommand(app, ctx);
   RegisterRunCommand(app, ctx);
   RegisterKvNodeCommand(app, ctx);
+  RegisterUpCommand(app, ctx);
   AddGlobalFlagsFooter(app);
 
   try {

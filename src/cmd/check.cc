@@ -1,0 +1,313 @@
+// rampart check read-atomic [--isolation ramp|s2pl|none] [--transport tcp|ucx] [--writers W]
+//     [--readers R] [--keys K] [--set-size S] [--transactions N] [--seconds T]
+//     [--expect-fractures]
+//
+// The read-atomic checker against a running cluster (DESIGN.md §9). W writer
+// threads each repeatedly pick S distinct keys out of K and MultiPut one
+// transaction id ("w<thread>-<n>") to all of them; R reader threads MultiGet S
+// random distinct keys and look for fractured reads. Every thread owns its own
+// txn::Client (distinct client ids). Keys carry a per-run prefix, so a key
+// never written in this run reads as absent ("initial").
+//
+// Fractured read. Writers publish, under one mutex, per transaction id its key
+// set, `start` = the wall-clock millisecond (system_clock, the clock of the
+// timestamps, common/timestamp.h) read before the MultiPut, and `end` = the
+// millisecond read after it returned successfully. Y *precedes* X when
+// end(Y) < start(X): Y's timestamp has a millisecond field <= end(Y) and X's
+// one >= start(X), so ts(Y) < ts(X), and Y also finished before X began (the
+// S2PL order); "initial" (absent) precedes everything. A read that returns
+// key a = X and key b = Y != X is fractured when b is in keyset(X) and Y
+// precedes X: the reader saw X at a but missed X's write of b, reading an
+// older value instead (checked for every ordered pair, so symmetric).
+// Ordering by a counter taken before the write would flag legal reads of two
+// overlapping writes whose timestamps order the other way (two clients within
+// one millisecond); this precedence never does, and still catches the
+// fractures of `none`. (Assumes no client issues over 1024 timestamps per ms,
+// so no timestamp runs ahead of the clock, and no backward clock step.)
+//
+// Exit: 0 when fractured == 0 and errors == 0 (with --expect-fractures: when
+// fractured > 0 and errors == 0), 1 otherwise, 2 on bad flags.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "cmd/commands.h"
+#include "transport/config_options.h"
+#include "txn/client.h"
+
+namespace rampart::cmd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct CheckFlags {
+  std::string isolation = "ramp";
+  std::string transport;  // empty: the configuration's backend
+  uint32_t writers = 2, readers = 2;
+  uint32_t keys = 16, set_size = 4;
+  uint64_t transactions = 100'000;
+  double seconds = 10;
+  bool expect_fractures = false;
+  uint32_t client_id_base = 100;
+};
+
+constexpr uint64_t kNotFinished = UINT64_MAX;
+
+struct TxnInfo {
+  uint64_t start = 0;
+  uint64_t end = kNotFinished;  // kNotFinished until the MultiPut returned OK
+  std::vector<uint32_t> keys;   // sorted key indices
+};
+
+// id → TxnInfo.
+class TxnRegistry {
+ public:
+  void Begin(const std::string& id, std::vector<uint32_t> keys) {
+    std::lock_guard lock(mu_);
+    TxnInfo& info = txns_[id];
+    info.start = NowMs();
+    info.keys = std::move(keys);
+  }
+  void End(const std::string& id) {
+    std::lock_guard lock(mu_);
+    txns_[id].end = NowMs();
+  }
+  // Whether a read of `keys` (indices) returning `values` is fractured.
+  bool Fractured(const std::vector<uint32_t>& keys,
+                 const std::vector<std::optional<std::string>>& values, std::string* why) {
+    std::lock_guard lock(mu_);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (!values[i]) continue;
+      auto x = txns_.find(*values[i]);
+      if (x == txns_.end()) {
+        *why = "unknown value \"" + *values[i] + "\"";
+        return true;
+      }
+      for (size_t j = 0; j < keys.size(); ++j) {
+        if (j == i || values[j] == values[i]) continue;
+        if (!std::binary_search(x->second.keys.begin(), x->second.keys.end(), keys[j])) continue;
+        uint64_t y_end = 0;  // initial: precedes everything
+        if (values[j]) {
+          auto y = txns_.find(*values[j]);
+          if (y == txns_.end()) continue;  // reported when i reaches j
+          y_end = y->second.end;
+        }
+        if (y_end != kNotFinished && (!values[j] || y_end < x->second.start)) {
+          *why = "key " + std::to_string(keys[i]) + " = " + *values[i] + " but key " +
+                 std::to_string(keys[j]) + " (in its write set) = " +
+                 (values[j] ? *values[j] : std::string("<initial>")) + ", which finished in an earlier ms than " +
+                 *values[i] + " began";
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+ private:
+  static uint64_t NowMs() {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count());
+  }
+  std::mutex mu_;
+  std::unordered_map<std::string, TxnInfo> txns_;
+};
+
+std::vector<uint32_t> PickKeys(std::mt19937_64& rng, uint32_t k, uint32_t s) {
+  std::vector<uint32_t> all(k);
+  for (uint32_t i = 0; i < k; ++i) all[i] = i;
+  for (uint32_t i = 0; i < s; ++i) {
+    std::uniform_int_distribution<uint32_t> d(i, k - 1);
+    std::swap(all[i], all[d(rng)]);
+  }
+  all.resize(s);
+  return all;
+}
+
+int RunReadAtomicCheck(const ClusterConfig& config, const CheckFlags& f) {
+  auto isolation = txn::ParseIsolation(f.isolation);
+  if (!isolation.ok()) return ReportUsageError(isolation.status());
+  transport::FabricOptions fabric = transport::FabricOptionsFromConfig(config.transport);
+  std::string transport_name = config.transport.backend;
+  if (!f.transport.empty()) {
+    auto backend = transport::ParseBackend(f.transport);
+    if (!backend.ok()) return ReportUsageError(backend.status());
+    fabric.backend = *backend;
+    transport_name = f.transport;
+  }
+  if (f.set_size > f.keys) {
+    return ReportUsageError(
+        InvalidArgument("--set-size (", f.set_size, ") must not exceed --keys (", f.keys, ")"));
+  }
+
+  // Per-run key prefix: keys this run did not write yet read as absent.
+  std::random_device rd;
+  const std::string prefix = StrCat("ra-", std::to_string(rd()), "-");
+  auto key_name = [&prefix](uint32_t i) { return prefix + std::to_string(i); };
+
+  TxnRegistry registry;
+  std::atomic<uint64_t> claimed{0}, writes{0}, reads{0}, fractured{0}, errors{0}, repairs{0};
+  std::atomic<bool> stop{false};
+  std::mutex report_mu;
+  std::string first_error, first_fracture;
+  auto note = [&](std::string& slot, const std::string& what) {
+    std::lock_guard lock(report_mu);
+    if (slot.empty()) slot = what;
+  };
+  auto make_client = [&](uint32_t index) {
+    txn::ClientOptions options;
+    options.nodes = config.nodes;
+    options.partitions_per_node = config.kv.partitions_per_node;
+    options.fabric = fabric;
+    options.isolation = *isolation;
+    options.client_id = f.client_id_base + index;
+    return txn::Client::Connect(options);
+  };
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::milliseconds(static_cast<int64_t>(f.seconds * 1000));
+  auto claim = [&] {
+    return !stop.load(std::memory_order_relaxed) && claimed.fetch_add(1) < f.transactions &&
+           Clock::now() < deadline;
+  };
+
+  std::vector<std::thread> threads;
+  for (uint32_t w = 0; w < f.writers; ++w) {
+    threads.emplace_back([&, w] {
+      auto client = make_client(w);
+      if (!client.ok()) {
+        ++errors;
+        note(first_error, client.status().ToString());
+        return;
+      }
+      std::mt19937_64 rng(rd() ^ (uint64_t{w} << 32));
+      for (uint64_t n = 0; claim(); ++n) {
+        std::vector<uint32_t> keys = PickKeys(rng, f.keys, f.set_size);
+        std::sort(keys.begin(), keys.end());
+        const std::string id = StrCat("w", w, "-", n);
+        std::vector<std::pair<std::string, std::string>> pairs;
+        for (uint32_t k : keys) pairs.emplace_back(key_name(k), id);
+        registry.Begin(id, std::move(keys));
+        if (Status st = (*client)->MultiPut(pairs); st.ok()) {
+          registry.End(id);
+          ++writes;
+        } else {
+          ++errors;
+          note(first_error, st.ToString());
+        }
+      }
+    });
+  }
+  for (uint32_t r = 0; r < f.readers; ++r) {
+    threads.emplace_back([&, r] {
+      auto client = make_client(f.writers + r);
+      if (!client.ok()) {
+        ++errors;
+        note(first_error, client.status().ToString());
+        return;
+      }
+      std::mt19937_64 rng(rd() ^ (uint64_t{r + 1000} << 32));
+      std::vector<std::string> names;
+      while (claim()) {
+        const std::vector<uint32_t> keys = PickKeys(rng, f.keys, f.set_size);
+        names.clear();
+        for (uint32_t k : keys) names.push_back(key_name(k));
+        auto values = (*client)->MultiGet(names);
+        if (!values.ok()) {
+          ++errors;
+          note(first_error, values.status().ToString());
+          continue;
+        }
+        ++reads;
+        std::string why;
+        if (registry.Fractured(keys, *values, &why)) {
+          ++fractured;
+          note(first_fracture, why);
+        }
+      }
+      repairs += (*client)->stats().repair_rounds;
+    });
+  }
+  for (auto& t : threads) t.join();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const uint64_t total = writes + reads;
+
+  std::printf(
+      "read-atomic check: isolation %s, transport %s, %zu nodes x %u partitions, %u writers, "
+      "%u readers, %u keys, set size %u\n",
+      f.isolation.c_str(), transport_name.c_str(), config.nodes.size(),
+      config.kv.partitions_per_node, f.writers, f.readers, f.keys, f.set_size);
+  std::printf(
+      "writes %llu  reads %llu  fractured %llu  errors %llu  repair rounds %llu  txn/s %.0f  "
+      "(%.2f s)\n",
+      static_cast<unsigned long long>(writes.load()), static_cast<unsigned long long>(reads.load()),
+      static_cast<unsigned long long>(fractured.load()),
+      static_cast<unsigned long long>(errors.load()),
+      static_cast<unsigned long long>(repairs.load()), seconds > 0 ? total / seconds : 0.0,
+      seconds);
+  if (!first_fracture.empty()) std::printf("first fractured read: %s\n", first_fracture.c_str());
+  if (!first_error.empty()) std::printf("first error: %s\n", first_error.c_str());
+  const bool pass = errors == 0 && (f.expect_fractures ? fractured > 0 : fractured == 0);
+  std::printf("%s\n", pass ? "PASS" : "FAIL");
+  return pass ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+void RegisterCheckCommand(CLI::App& app, CommandContext& ctx) {
+  CLI::App* check = app.add_subcommand("check", "Correctness checks against a running cluster");
+  check->require_subcommand(1);
+  auto f = std::make_shared<CheckFlags>();
+  CLI::App* ra = check->add_subcommand(
+      "read-atomic",
+      "Writers write one transaction id to whole random key sets, readers MultiGet random key "
+      "sets and count fractured reads; exit 0 when none (and no errors)");
+  ra->add_option("--isolation", f->isolation, "ramp, s2pl or none")
+      ->check(CLI::IsMember({"ramp", "s2pl", "none"}))
+      ->capture_default_str();
+  ra->add_option("--transport", f->transport, "tcp or ucx. Default: the configuration's backend")
+      ->check(CLI::IsMember({"tcp", "ucx"}));
+  ra->add_option("--writers", f->writers, "Writer threads")
+      ->check(CLI::Range(0u, 256u))
+      ->capture_default_str();
+  ra->add_option("--readers", f->readers, "Reader threads")
+      ->check(CLI::Range(1u, 256u))
+      ->capture_default_str();
+  ra->add_option("--keys", f->keys, "Keys the sets are drawn from")
+      ->check(CLI::Range(2u, 1u << 24))
+      ->capture_default_str();
+  ra->add_option("--set-size", f->set_size, "Distinct keys per write and per read")
+      ->check(CLI::Range(2u, 1024u))
+      ->capture_default_str();
+  ra->add_option("--transactions", f->transactions, "Stop after this many (writes + reads)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000'000}))
+      ->capture_default_str();
+  ra->add_option("--seconds", f->seconds, "Stop after this long")
+      ->check(CLI::Range(0.01, 86400.0))
+      ->capture_default_str();
+  ra->add_option("--client-id-base", f->client_id_base,
+                 "Thread i uses client id base + i (unique among live clients)")
+      ->check(CLI::Range(0u, 7000u))
+      ->capture_default_str();
+  ra->add_flag("--expect-fractures", f->expect_fractures,
+               "Pass only if some read is fractured (shows the check is not vacuous, with none)");
+  OnRun(ra, ctx, [&ctx, f] {
+    const Result<ClusterConfig>& config = ctx.config();
+    if (!config.ok()) return ReportUsageError(config.status());
+    return RunReadAtomicCheck(*config, *f);
+  });
+}
+
+}  // namespace rampart::cmd
