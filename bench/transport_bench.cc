@@ -17,6 +17,7 @@
 #include <ostream>
 #include <thread>
 
+#include "bench/bench_json.h"
 #include "bench/transport_peer.h"
 #include "common/histogram.h"
 
@@ -356,11 +357,7 @@ Status WriteTransportJson(const std::vector<TransportBenchResult>& results,
                               {"p50_ns", r.p50_ns},
                               {"p99_ns", r.p99_ns}});
   }
-  std::ofstream out(path);
-  if (!out) return ErrnoStatus("open " + path, errno);
-  out << doc.dump(2) << "\n";
-  if (!out) return ErrnoStatus("write " + path, errno);
-  return Status();
+  return WriteJsonFile(doc, path);
 }
 
 }  // namespace rampart::bench

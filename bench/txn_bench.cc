@@ -1,5 +1,7 @@
 #include "bench/txn_bench.h"
 
+#include "bench/bench_json.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -245,11 +247,7 @@ Status WriteTxnJson(const TxnBenchResult& r, const TxnBenchOptions& o, const std
       {"write_p50_ns", r.write_p50_ns}, {"write_p99_ns", r.write_p99_ns},
       {"repair_rounds", r.repair_rounds},
   };
-  std::ofstream out(path);
-  if (!out) return ErrnoStatus("open " + path, errno);
-  out << doc.dump(2) << "\n";
-  if (!out) return ErrnoStatus("write " + path, errno);
-  return Status();
+  return WriteJsonFile(doc, path);
 }
 
 }  // namespace rampart::bench
