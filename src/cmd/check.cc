@@ -308,6 +308,7 @@ void RegisterCheckCommand(CLI::App& app, CommandContext& ctx) {
     if (!config.ok()) return ReportUsageError(config.status());
     return RunReadAtomicCheck(*config, *f);
   });
+  RegisterKeysCheckCommands(check, ctx);
 }
 
 }  // namespace rampart::cmd

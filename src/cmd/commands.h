@@ -83,6 +83,8 @@ void RegisterBenchCommands(CLI::App& app, CommandContext& ctx);
 void RegisterBenchTxnCommand(CLI::App& app, CommandContext& ctx);
 // `rampart check read-atomic`: the read-atomic checker against a running cluster (check.cc).
 void RegisterCheckCommand(CLI::App& app, CommandContext& ctx);
+// `rampart check write|read` (check_keys.cc), registered by RegisterCheckCommand.
+void RegisterKeysCheckCommands(CLI::App* check, CommandContext& ctx);
 // `rampart run`: transport self-check and benchmark on the configuration (run.cc).
 void RegisterRunCommand(CLI::App& app, CommandContext& ctx);
 // `rampart kv-node --id N`: serve a node's kv partitions (kv_node.cc).

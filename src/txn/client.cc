@@ -375,7 +375,16 @@ Status Client::Impl::WriteRamp(std::span<const internal::WriteOp> writes,
   // reclaimed by the nodes' prepared_timeout.
   RAMPART_RETURN_IF_ERROR(Exchange(prepares, calls));
   if (single) return Status::Ok();
+  using StopWrite = ClientOptions::StopWrite;
+  if (options_.stop_write == StopWrite::kAfterPrepare) {
+    return Aborted("fault injection: stopped after PREPARE");
+  }
   auto commits = internal::BuildCommitRequests(groups, ts, TakeIds(groups.size()));
+  if (options_.stop_write == StopWrite::kAfterFirstCommit) {
+    commits.resize(1);
+    RAMPART_RETURN_IF_ERROR(Exchange(commits, calls));
+    return Aborted("fault injection: stopped after COMMIT on partition ", commits[0].partition);
+  }
   // A failure here leaves the transaction committed on some partitions:
   // readers repair the rest by timestamp (docs/transactions.md).
   return Exchange(commits, calls);

@@ -75,6 +75,13 @@ struct ClientOptions {
 
   // Limits for decoding replies; the node's defaults.
   kv::wire::ProtocolLimits limits;
+
+  // Fault injection for tests (`rampart check fault-write`): a multi-partition
+  // RAMP MultiPut stops after its PREPAREs, or after its COMMIT reached only
+  // the first partition, and returns kAborted — leaving the cluster as a
+  // client that died at that point would. Default: kNever.
+  enum class StopWrite { kNever, kAfterPrepare, kAfterFirstCommit };
+  StopWrite stop_write = StopWrite::kNever;
 };
 
 class Client {
