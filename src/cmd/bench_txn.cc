@@ -11,7 +11,6 @@
 
 #include "bench/txn_bench.h"
 #include "cmd/commands.h"
-#include "transport/config_options.h"
 
 namespace rampart::cmd {
 
@@ -75,19 +74,13 @@ void RegisterBenchTxnCommand(CLI::App& app, CommandContext& ctx) {
     const Result<ClusterConfig>& config = ctx.config();
     if (!config.ok()) return ReportUsageError(config.status());
     bench::TxnBenchOptions o;
-    o.nodes = config->nodes;
-    o.partitions_per_node = config->kv.partitions_per_node;
-    o.fabric = transport::FabricOptionsFromConfig(config->transport);
-    o.transport_name = config->transport.backend;
-    if (!f->transport.empty()) {
-      auto backend = transport::ParseBackend(f->transport);
-      if (!backend.ok()) return ReportUsageError(backend.status());
-      o.fabric.backend = *backend;
-      o.transport_name = f->transport;
-    }
-    auto isolation = txn::ParseIsolation(f->isolation);
-    if (!isolation.ok()) return ReportUsageError(isolation.status());
-    o.isolation = *isolation;
+    auto client = ClusterClientOptions(*config, f->transport, f->isolation);
+    if (!client.ok()) return ReportUsageError(client.status());
+    o.nodes = client->nodes;
+    o.partitions_per_node = client->partitions_per_node;
+    o.fabric = client->fabric;
+    o.isolation = client->isolation;
+    o.transport_name = std::string(transport::BackendName(o.fabric.backend));
     o.cluster_name = config->name;
     o.transactions = f->transactions;
     o.duration = std::chrono::milliseconds(static_cast<int64_t>(f->seconds * 1000));

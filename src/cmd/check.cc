@@ -44,7 +44,6 @@
 #include <vector>
 
 #include "cmd/commands.h"
-#include "transport/config_options.h"
 #include "txn/client.h"
 
 namespace rampart::cmd {
@@ -138,16 +137,9 @@ std::vector<uint32_t> PickKeys(std::mt19937_64& rng, uint32_t k, uint32_t s) {
 }
 
 int RunReadAtomicCheck(const ClusterConfig& config, const CheckFlags& f) {
-  auto isolation = txn::ParseIsolation(f.isolation);
-  if (!isolation.ok()) return ReportUsageError(isolation.status());
-  transport::FabricOptions fabric = transport::FabricOptionsFromConfig(config.transport);
-  std::string transport_name = config.transport.backend;
-  if (!f.transport.empty()) {
-    auto backend = transport::ParseBackend(f.transport);
-    if (!backend.ok()) return ReportUsageError(backend.status());
-    fabric.backend = *backend;
-    transport_name = f.transport;
-  }
+  auto base = ClusterClientOptions(config, f.transport, f.isolation);
+  if (!base.ok()) return ReportUsageError(base.status());
+  const std::string transport_name(transport::BackendName(base->fabric.backend));
   if (f.set_size > f.keys) {
     return ReportUsageError(
         InvalidArgument("--set-size (", f.set_size, ") must not exceed --keys (", f.keys, ")"));
@@ -168,11 +160,7 @@ int RunReadAtomicCheck(const ClusterConfig& config, const CheckFlags& f) {
     if (slot.empty()) slot = what;
   };
   auto make_client = [&](uint32_t index) {
-    txn::ClientOptions options;
-    options.nodes = config.nodes;
-    options.partitions_per_node = config.kv.partitions_per_node;
-    options.fabric = fabric;
-    options.isolation = *isolation;
+    txn::ClientOptions options = *base;
     options.client_id = f.client_id_base + index;
     return txn::Client::Connect(options);
   };

@@ -11,7 +11,6 @@
 #include <thread>
 
 #include "cmd/commands.h"
-#include "transport/config_options.h"
 #include "txn/client.h"
 
 namespace rampart::cmd {
@@ -28,14 +27,8 @@ struct KeysFlags {
 };
 
 Result<std::unique_ptr<txn::Client>> ConnectClient(const ClusterConfig& config, const KeysFlags& f) {
-  txn::ClientOptions options;
-  options.nodes = config.nodes;
-  options.partitions_per_node = config.kv.partitions_per_node;
-  options.fabric = transport::FabricOptionsFromConfig(config.transport);
-  if (!f.transport.empty()) {
-    RAMPART_ASSIGN_OR_RETURN(options.fabric.backend, transport::ParseBackend(f.transport));
-  }
-  RAMPART_ASSIGN_OR_RETURN(options.isolation, txn::ParseIsolation(f.isolation));
+  RAMPART_ASSIGN_OR_RETURN(txn::ClientOptions options,
+                           ClusterClientOptions(config, f.transport, f.isolation));
   options.client_id = f.client_id;
   using StopWrite = txn::ClientOptions::StopWrite;
   options.stop_write = f.stop_after == "prepare"        ? StopWrite::kAfterPrepare

@@ -1,5 +1,7 @@
 #include "cmd/commands.h"
 
+#include "transport/config_options.h"
+
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -26,6 +28,20 @@ int ReportUsageError(const Status& status) {
 int ReportFailure(const Status& status) {
   std::fprintf(stderr, "rampart: %s\n", status.ToString().c_str());
   return kExitFailure;
+}
+
+Result<txn::ClientOptions> ClusterClientOptions(const ClusterConfig& config,
+                                                std::string_view transport_flag,
+                                                std::string_view isolation_flag) {
+  txn::ClientOptions options;
+  options.nodes = config.nodes;
+  options.partitions_per_node = config.kv.partitions_per_node;
+  options.fabric = transport::FabricOptionsFromConfig(config.transport);
+  if (!transport_flag.empty()) {
+    RAMPART_ASSIGN_OR_RETURN(options.fabric.backend, transport::ParseBackend(transport_flag));
+  }
+  RAMPART_ASSIGN_OR_RETURN(options.isolation, txn::ParseIsolation(isolation_flag));
+  return options;
 }
 
 }  // namespace rampart::cmd

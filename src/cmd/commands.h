@@ -28,6 +28,7 @@
 
 #include "common/config.h"
 #include "common/status.h"
+#include "txn/client.h"
 
 namespace CLI {
 class App;
@@ -71,6 +72,14 @@ void OnRun(CLI::App* command, CommandContext& ctx, std::function<int()> action);
 // file, line, key and problem); ReportFailure includes it.
 int ReportUsageError(const Status& status);
 int ReportFailure(const Status& status);
+
+// Client options for a command that talks to the cluster of `config`: its
+// nodes, partitions per node and [transport] settings, the backend replaced by
+// a --transport flag ("" keeps the configuration's) and the isolation named
+// by an --isolation flag. Client id and the rest keep their defaults.
+Result<txn::ClientOptions> ClusterClientOptions(const ClusterConfig& config,
+                                                std::string_view transport_flag,
+                                                std::string_view isolation_flag);
 
 // ---- registration: one function per file ----
 
