@@ -31,11 +31,7 @@ double Zeta(uint64_t n, double theta) {
 }
 
 txn::ClientOptions MakeClientOptions(const TxnBenchOptions& o, uint32_t client_id) {
-  txn::ClientOptions c;
-  c.nodes = o.nodes;
-  c.partitions_per_node = o.partitions_per_node;
-  c.fabric = o.fabric;
-  c.isolation = o.isolation;
+  txn::ClientOptions c = o.client;
   c.client_id = client_id;
   return c;
 }
@@ -174,7 +170,11 @@ Result<TxnBenchResult> RunTxnBench(const TxnBenchOptions& o) {
       result.read_ops += local.read_ops;
       result.write_ops += local.write_ops;
       result.errors += local.errors;
-      result.repair_rounds += (*client)->stats().repair_rounds;
+      const txn::Client::Stats stats = (*client)->stats();
+      result.repair_rounds += stats.repair_rounds;
+      result.slot_reads += stats.slot_reads;
+      result.slot_rejects += stats.slot_rejects;
+      result.cache_misses += stats.cache_misses;
       if (result.first_error.empty()) result.first_error = error;
     });
   }
@@ -192,9 +192,12 @@ Result<TxnBenchResult> RunTxnBench(const TxnBenchOptions& o) {
 }
 
 void PrintTxnTable(const TxnBenchResult& r, const TxnBenchOptions& o, std::ostream& out) {
-  out << "txn bench: cluster " << o.cluster_name << ", " << o.nodes.size() << " nodes x "
-      << o.partitions_per_node << " partitions, isolation " << txn::IsolationName(o.isolation)
-      << ", transport " << o.transport_name << ", " << o.threads << " threads, txn size "
+  out << "txn bench: cluster " << o.cluster_name << ", " << o.client.nodes.size()
+      << " nodes x " << o.client.partitions_per_node << " partitions, isolation "
+      << txn::IsolationName(o.client.isolation) << ", transport "
+      << transport::BackendName(o.client.fabric.backend) << ", get "
+      << txn::GetModeName(o.client.get_mode) << ", put " << txn::PutModeName(o.client.put_mode)
+      << ", " << o.threads << " threads, txn size "
       << o.txn_size << ", read ratio " << o.read_ratio << ", " << o.keys << " keys ("
       << (o.zipfian ? "zipfian 0.99" : "uniform") << "), value " << o.value_size << " B\n";
   out << std::left << std::setw(8) << "type" << std::right << std::setw(12) << "txns"
@@ -211,6 +214,14 @@ void PrintTxnTable(const TxnBenchResult& r, const TxnBenchOptions& o, std::ostre
       << r.ops_per_sec << std::setprecision(2) << "  over " << r.seconds << " s  (load "
       << r.load_seconds << " s)  errors " << r.errors << "  repair rounds " << r.repair_rounds
       << "\n";
+  if (o.client.get_mode == txn::GetMode::kRead) {
+    const uint64_t keys = r.slot_reads + r.slot_rejects + r.cache_misses;
+    out << "GET*: " << r.slot_reads << " slot reads accepted, " << r.slot_rejects
+        << " refused, " << r.cache_misses << " cache misses (fallback rate "
+        << std::setprecision(4)
+        << (keys == 0 ? 0.0 : static_cast<double>(r.slot_rejects + r.cache_misses) / keys)
+        << ")\n";
+  }
   out.unsetf(std::ios::floatfield);
   if (!r.first_error.empty()) out << "first error: " << r.first_error << "\n";
 }
@@ -220,10 +231,13 @@ Status WriteTxnJson(const TxnBenchResult& r, const TxnBenchOptions& o, const std
   doc["benchmark"] = "txn";
   doc["configuration"] = {
       {"cluster", o.cluster_name},
-      {"nodes", o.nodes.size()},
-      {"partitions_per_node", o.partitions_per_node},
-      {"isolation", std::string(txn::IsolationName(o.isolation))},
-      {"transport", o.transport_name},
+      {"nodes", o.client.nodes.size()},
+      {"partitions_per_node", o.client.partitions_per_node},
+      {"isolation", std::string(txn::IsolationName(o.client.isolation))},
+      {"transport", std::string(transport::BackendName(o.client.fabric.backend))},
+      {"ucx_tls", o.client.fabric.ucx_transports},
+      {"get", std::string(txn::GetModeName(o.client.get_mode))},
+      {"put", std::string(txn::PutModeName(o.client.put_mode))},
       {"transactions_bound", o.transactions},
       {"duration_bound_ms", o.duration.count()},
       {"txn_size", o.txn_size},
@@ -233,7 +247,7 @@ Status WriteTxnJson(const TxnBenchResult& r, const TxnBenchOptions& o, const std
       {"client_threads", o.threads},
       {"distribution", o.zipfian ? "zipfian" : "uniform"},
       {"zipf_theta", o.zipfian ? 0.99 : 0.0},
-      {"spin_us", o.fabric.spin.count()},
+      {"spin_us", o.client.fabric.spin.count()},
       {"cores", std::thread::hardware_concurrency()},
   };
   doc["results"] = {
@@ -246,6 +260,8 @@ Status WriteTxnJson(const TxnBenchResult& r, const TxnBenchOptions& o, const std
       {"read_p50_ns", r.read_p50_ns},   {"read_p99_ns", r.read_p99_ns},
       {"write_p50_ns", r.write_p50_ns}, {"write_p99_ns", r.write_p99_ns},
       {"repair_rounds", r.repair_rounds},
+      {"slot_reads", r.slot_reads},     {"slot_rejects", r.slot_rejects},
+      {"cache_misses", r.cache_misses},
   };
   return WriteJsonFile(doc, path);
 }

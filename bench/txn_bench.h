@@ -19,13 +19,10 @@
 namespace rampart::bench {
 
 struct TxnBenchOptions {
-  // Where partitions live and how to reach them (fabric backend already set).
-  std::vector<NodeConfig> nodes;
-  uint32_t partitions_per_node = 1;
-  transport::FabricOptions fabric;
-  txn::Isolation isolation = txn::Isolation::kRamp;
+  // Where partitions live and how to reach them: nodes, fabric, isolation,
+  // get and put modes. Each thread's client gets its own client_id.
+  txn::ClientOptions client;
   std::string cluster_name;       // for the JSON configuration
-  std::string transport_name;     // "tcp" | "ucx"
 
   uint64_t transactions = 100'000;            // upper bound over all threads
   std::chrono::milliseconds duration{10'000};  // upper bound
@@ -48,6 +45,7 @@ struct TxnBenchResult {
   uint64_t read_p50_ns = 0, read_p99_ns = 0;
   uint64_t write_p50_ns = 0, write_p99_ns = 0;
   uint64_t repair_rounds = 0;
+  uint64_t slot_reads = 0, slot_rejects = 0, cache_misses = 0;  // GET* (get mode read)
   std::string first_error;
 };
 

@@ -1,6 +1,7 @@
 // rampart bench txn [--transactions N] [--seconds T] [--txn-size S] [--read-ratio R]
 //     [--keys K] [--value-size V] [--threads T] [--distribution uniform|zipfian]
-//     [--isolation ramp|s2pl|none] [--transport tcp|ucx] [--json FILE]
+//     [--isolation ramp|s2pl|none] [--transport tcp|ucx] [--get rpc|ring|read]
+//     [--put rpc|ring] [--json FILE]
 //
 // Seed 000's micro-benchmark against a running cluster (bench/txn_bench.h).
 // Registered under the `bench` command that bench_transport.cc creates.
@@ -25,8 +26,7 @@ void RegisterBenchTxnCommand(CLI::App& app, CommandContext& ctx) {
     uint64_t value_size = 64;
     uint32_t threads = 1;
     std::string distribution = "uniform";
-    std::string isolation = "ramp";
-    std::string transport;
+    ClientFlags client;
     uint32_t client_id_base = 1000;
     std::string json = "txn-bench.json";
   };
@@ -60,11 +60,7 @@ void RegisterBenchTxnCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--distribution", f->distribution, "uniform or zipfian (theta 0.99)")
       ->check(CLI::IsMember({"uniform", "zipfian"}))
       ->capture_default_str();
-  cmd->add_option("--isolation", f->isolation, "ramp, s2pl or none")
-      ->check(CLI::IsMember({"ramp", "s2pl", "none"}))
-      ->capture_default_str();
-  cmd->add_option("--transport", f->transport, "tcp or ucx. Default: the configuration's backend")
-      ->check(CLI::IsMember({"tcp", "ucx"}));
+  AddClientFlags(cmd, f->client);
   cmd->add_option("--client-id-base", f->client_id_base,
                   "Thread i uses client id base + i; the loader base + threads")
       ->check(CLI::Range(0u, 7000u))
@@ -74,13 +70,9 @@ void RegisterBenchTxnCommand(CLI::App& app, CommandContext& ctx) {
     const Result<ClusterConfig>& config = ctx.config();
     if (!config.ok()) return ReportUsageError(config.status());
     bench::TxnBenchOptions o;
-    auto client = ClusterClientOptions(*config, f->transport, f->isolation);
+    auto client = ClusterClientOptions(*config, f->client);
     if (!client.ok()) return ReportUsageError(client.status());
-    o.nodes = client->nodes;
-    o.partitions_per_node = client->partitions_per_node;
-    o.fabric = client->fabric;
-    o.isolation = client->isolation;
-    o.transport_name = std::string(transport::BackendName(o.fabric.backend));
+    o.client = *client;
     o.cluster_name = config->name;
     o.transactions = f->transactions;
     o.duration = std::chrono::milliseconds(static_cast<int64_t>(f->seconds * 1000));

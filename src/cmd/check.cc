@@ -52,8 +52,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct CheckFlags {
-  std::string isolation = "ramp";
-  std::string transport;  // empty: the configuration's backend
+  ClientFlags client;
   uint32_t writers = 2, readers = 2;
   uint32_t keys = 16, set_size = 4;
   uint64_t transactions = 100'000;
@@ -137,7 +136,7 @@ std::vector<uint32_t> PickKeys(std::mt19937_64& rng, uint32_t k, uint32_t s) {
 }
 
 int RunReadAtomicCheck(const ClusterConfig& config, const CheckFlags& f) {
-  auto base = ClusterClientOptions(config, f.transport, f.isolation);
+  auto base = ClusterClientOptions(config, f.client);
   if (!base.ok()) return ReportUsageError(base.status());
   const std::string transport_name(transport::BackendName(base->fabric.backend));
   if (f.set_size > f.keys) {
@@ -152,6 +151,9 @@ int RunReadAtomicCheck(const ClusterConfig& config, const CheckFlags& f) {
 
   TxnRegistry registry;
   std::atomic<uint64_t> claimed{0}, writes{0}, reads{0}, fractured{0}, errors{0}, repairs{0};
+  // GET*: one-sided slot reads accepted / refused, keys without an address;
+  // reads retried because a version they needed was reclaimed (short grace).
+  std::atomic<uint64_t> slot_reads{0}, slot_rejects{0}, cache_misses{0}, retried{0};
   std::atomic<bool> stop{false};
   std::mutex report_mu;
   std::string first_error, first_fracture;
@@ -213,6 +215,10 @@ int RunReadAtomicCheck(const ClusterConfig& config, const CheckFlags& f) {
         names.clear();
         for (uint32_t k : keys) names.push_back(key_name(k));
         auto values = (*client)->MultiGet(names);
+        if (!values.ok() && values.status().code() == StatusCode::kAborted) {
+          ++retried;  // a repair read found its version reclaimed: read again
+          continue;
+        }
         if (!values.ok()) {
           ++errors;
           note(first_error, values.status().ToString());
@@ -225,7 +231,11 @@ int RunReadAtomicCheck(const ClusterConfig& config, const CheckFlags& f) {
           note(first_fracture, why);
         }
       }
-      repairs += (*client)->stats().repair_rounds;
+      const txn::Client::Stats stats = (*client)->stats();
+      repairs += stats.repair_rounds;
+      slot_reads += stats.slot_reads;
+      slot_rejects += stats.slot_rejects;
+      cache_misses += stats.cache_misses;
     });
   }
   for (auto& t : threads) t.join();
@@ -233,9 +243,11 @@ int RunReadAtomicCheck(const ClusterConfig& config, const CheckFlags& f) {
   const uint64_t total = writes + reads;
 
   std::printf(
-      "read-atomic check: isolation %s, transport %s, %zu nodes x %u partitions, %u writers, "
-      "%u readers, %u keys, set size %u\n",
-      f.isolation.c_str(), transport_name.c_str(), config.nodes.size(),
+      "read-atomic check: isolation %s, transport %s, get %s, put %s, %zu nodes x %u "
+      "partitions, %u writers, %u readers, %u keys, set size %u\n",
+      f.client.isolation.c_str(), transport_name.c_str(),
+      std::string(txn::GetModeName(base->get_mode)).c_str(),
+      std::string(txn::PutModeName(base->put_mode)).c_str(), config.nodes.size(),
       config.kv.partitions_per_node, f.writers, f.readers, f.keys, f.set_size);
   std::printf(
       "writes %llu  reads %llu  fractured %llu  errors %llu  repair rounds %llu  txn/s %.0f  "
@@ -245,6 +257,16 @@ int RunReadAtomicCheck(const ClusterConfig& config, const CheckFlags& f) {
       static_cast<unsigned long long>(errors.load()),
       static_cast<unsigned long long>(repairs.load()), seconds > 0 ? total / seconds : 0.0,
       seconds);
+  if (base->get_mode == txn::GetMode::kRead) {
+    std::printf("GET*: slot reads %llu  refused %llu  cache misses %llu\n",
+                static_cast<unsigned long long>(slot_reads.load()),
+                static_cast<unsigned long long>(slot_rejects.load()),
+                static_cast<unsigned long long>(cache_misses.load()));
+  }
+  if (retried > 0) {
+    std::printf("reads retried (a version was reclaimed before the repair read): %llu\n",
+                static_cast<unsigned long long>(retried.load()));
+  }
   if (!first_fracture.empty()) std::printf("first fractured read: %s\n", first_fracture.c_str());
   if (!first_error.empty()) std::printf("first error: %s\n", first_error.c_str());
   const bool pass = errors == 0 && (f.expect_fractures ? fractured > 0 : fractured == 0);
@@ -262,11 +284,7 @@ void RegisterCheckCommand(CLI::App& app, CommandContext& ctx) {
       "read-atomic",
       "Writers write one transaction id to whole random key sets, readers MultiGet random key "
       "sets and count fractured reads; exit 0 when none (and no errors)");
-  ra->add_option("--isolation", f->isolation, "ramp, s2pl or none")
-      ->check(CLI::IsMember({"ramp", "s2pl", "none"}))
-      ->capture_default_str();
-  ra->add_option("--transport", f->transport, "tcp or ucx. Default: the configuration's backend")
-      ->check(CLI::IsMember({"tcp", "ucx"}));
+  AddClientFlags(ra, f->client);
   ra->add_option("--writers", f->writers, "Writer threads")
       ->check(CLI::Range(0u, 256u))
       ->capture_default_str();

@@ -19,8 +19,7 @@ namespace {
 struct KeysFlags {
   std::vector<std::string> keys;
   std::string value;
-  std::string isolation = "ramp";
-  std::string transport;
+  ClientFlags client;
   std::string stop_after = "never";
   bool hang = false;
   uint32_t client_id = 7100;
@@ -28,7 +27,7 @@ struct KeysFlags {
 
 Result<std::unique_ptr<txn::Client>> ConnectClient(const ClusterConfig& config, const KeysFlags& f) {
   RAMPART_ASSIGN_OR_RETURN(txn::ClientOptions options,
-                           ClusterClientOptions(config, f.transport, f.isolation));
+                           ClusterClientOptions(config, f.client));
   options.client_id = f.client_id;
   using StopWrite = txn::ClientOptions::StopWrite;
   options.stop_write = f.stop_after == "prepare"        ? StopWrite::kAfterPrepare
@@ -41,11 +40,7 @@ void AddCommonOptions(CLI::App* cmd, KeysFlags& f) {
   cmd->add_option("--keys", f.keys, "Keys of the transaction (comma-separated or repeated)")
       ->delimiter(',')
       ->required();
-  cmd->add_option("--isolation", f.isolation, "ramp, s2pl or none")
-      ->check(CLI::IsMember({"ramp", "s2pl", "none"}))
-      ->capture_default_str();
-  cmd->add_option("--transport", f.transport, "tcp or ucx. Default: the configuration's backend")
-      ->check(CLI::IsMember({"tcp", "ucx"}));
+  AddClientFlags(cmd, f.client);
   cmd->add_option("--client-id", f.client_id, "Timestamp client id, unique among live clients")
       ->check(CLI::Range(0u, 8191u))
       ->capture_default_str();

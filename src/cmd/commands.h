@@ -73,13 +73,25 @@ void OnRun(CLI::App* command, CommandContext& ctx, std::function<int()> action);
 int ReportUsageError(const Status& status);
 int ReportFailure(const Status& status);
 
+// The flags of every command that runs transaction clients:
+//   --isolation ramp|s2pl|none  --transport tcp|ucx  --get rpc|ring|read  --put rpc|ring
+// Empty transport/get/put keep the configuration's ([transport] backend,
+// [client] get and put).
+struct ClientFlags {
+  std::string isolation = "ramp";
+  std::string transport;
+  std::string get;
+  std::string put;
+};
+// Adds the four flags to `command`; `flags` must outlive the parse.
+void AddClientFlags(CLI::App* command, ClientFlags& flags);
+
 // Client options for a command that talks to the cluster of `config`: its
-// nodes, partitions per node and [transport] settings, the backend replaced by
-// a --transport flag ("" keeps the configuration's) and the isolation named
-// by an --isolation flag. Client id and the rest keep their defaults.
+// nodes, partitions per node, [transport] and [client] settings, overridden
+// by the flags. Client id and the rest keep their defaults. InvalidArgument
+// for a combination that cannot work (ring or read modes over tcp).
 Result<txn::ClientOptions> ClusterClientOptions(const ClusterConfig& config,
-                                                std::string_view transport_flag,
-                                                std::string_view isolation_flag);
+                                                const ClientFlags& flags);
 
 // ---- registration: one function per file ----
 

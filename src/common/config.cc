@@ -81,6 +81,8 @@ std::string CheckHost(std::string_view host) {
 }
 
 constexpr std::string_view kBackends[] = {"ucx", "tcp"};
+constexpr std::string_view kGetModes[] = {"rpc", "ring", "read"};
+constexpr std::string_view kPutModes[] = {"rpc", "ring"};
 
 // Grouped by section, sections in the order `config show` prints them.
 const Setting<ClusterConfig> kClusterSettings[] = {
@@ -190,6 +192,27 @@ const Setting<ClusterConfig> kClusterSettings[] = {
      .doc = "Largest value accepted; a request with a longer one gets an error reply.",
      .min = 0,
      .max = 64 * kMiB},
+    {.key = "client.get",
+     .kind = Kind::kChoice,
+     .field = RAMPART_FIELD(ClusterConfig, client.get),
+     .doc = "How a client's first GET round reaches a partition: `rpc` two-sided messages, "
+            "`ring` GET+ over the message channel, `read` GET* one-sided reads of the slots "
+            "through an address cache (GET+ on a miss). `ring` and `read` need the ucx "
+            "transport.",
+     .choices = kGetModes},
+    {.key = "client.put",
+     .kind = Kind::kChoice,
+     .field = RAMPART_FIELD(ClusterConfig, client.put),
+     .doc = "How PREPARE/COMMIT reach a partition: `rpc` two-sided messages, `ring` PUT+ over "
+            "the message channel (ucx only).",
+     .choices = kPutModes},
+    {.key = "client.address_cache_entries",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, client.address_cache_entries),
+     .doc = "Slot addresses a GET* client caches (key, node, offset, gen, length); when full, "
+            "an arbitrary entry makes room.",
+     .min = 1,
+     .max = uint64_t{1} << 32},
 };
 
 // The keys of one [[nodes]] entry.

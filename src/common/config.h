@@ -89,6 +89,22 @@ struct KvConfig {
   bool operator==(const KvConfig&) const = default;
 };
 
+// [client]: how clients (src/txn) reach the kv-nodes. Command-line flags of
+// the client commands override these.
+struct ClientConfig {
+  // The first GET round: "rpc" (two-sided messages), "ring" (GET+: over the
+  // message channel) or "read" (GET*: one-sided reads through an address
+  // cache, GET+ on a miss). ring and read need transport.backend = "ucx".
+  // Default: "rpc".
+  std::string get = "rpc";
+  // PREPARE/COMMIT: "rpc" or "ring" (PUT+; needs ucx). Default: "rpc".
+  std::string put = "rpc";
+  // Addresses a GET* client caches, 1..2^32. Default: 1048576.
+  uint64_t address_cache_entries = 1 << 20;
+
+  bool operator==(const ClientConfig&) const = default;
+};
+
 // One [[nodes]] entry: a process of the cluster. All keys are required.
 struct NodeConfig {
   uint32_t id = 0;     // unique, 0..65535
@@ -107,6 +123,7 @@ struct ClusterConfig {
   std::string name = "local";
   TransportConfig transport;
   KvConfig kv;
+  ClientConfig client;
   // [[nodes]]: at least one. Each node uses kv.partitions_per_node ports from
   // its port; those ranges may not overlap on one host. Default: 4 nodes on
   // 127.0.0.1:7000, 7010, 7020, 7030 (from config/default.toml; a
@@ -122,7 +139,7 @@ struct ClusterConfig {
 
   bool operator==(const ClusterConfig& other) const {
     return name == other.name && transport == other.transport && kv == other.kv &&
-           nodes == other.nodes;
+           client == other.client && nodes == other.nodes;
   }
 };
 

@@ -172,6 +172,17 @@ struct PartitionExecutor::Impl {
       std::vector<LockGrant> grants = locks.ReleaseAll(u->txn, now);
       w.Ok(h.type, h.partition, h.request_id);
       OnGrants(grants, now, out);
+    } else if (std::holds_alternative<wire::DescribeRequest>(req.body)) {
+      if (arena_descriptor.empty()) {
+        return error(NotSupported("partition ", id,
+                                  " does not expose its arena (the tcp transport has no "
+                                  "one-sided reads); use get mode rpc or ring"));
+      }
+      w.Arena(h.partition, h.request_id,
+              wire::ArenaInfo{partition.arena().size(),
+                              std::string_view(reinterpret_cast<const char*>(
+                                                   arena_descriptor.data()),
+                                               arena_descriptor.size())});
     }
   }
 
@@ -247,6 +258,7 @@ struct PartitionExecutor::Impl {
   Partition partition;
   LockTable locks;
   std::unordered_map<uint64_t, WaitingLock> waiting;  // txn -> its waiting LOCK request
+  std::vector<std::byte> arena_descriptor;            // empty: not exposed
 };
 
 PartitionExecutor::PartitionExecutor(uint32_t partition, std::span<std::byte> arena,
@@ -268,6 +280,10 @@ std::vector<OutgoingReply> PartitionExecutor::Tick(std::chrono::steady_clock::ti
 std::vector<OutgoingReply> PartitionExecutor::ConnectionClosed(
     ConnectionId id, std::chrono::steady_clock::time_point now) {
   return impl_->ConnectionClosed(id, now);
+}
+
+void PartitionExecutor::ExposeArena(std::vector<std::byte> descriptor) {
+  impl_->arena_descriptor = std::move(descriptor);
 }
 
 const Partition& PartitionExecutor::partition() const { return impl_->partition; }

@@ -12,6 +12,9 @@
 //         reply comes when granted, possibly while executing another client's
 //         UNLOCK —, then GET / PREPARE(kFlagCommitNow), then UNLOCK(txn).
 //   none  PREPARE(kFlagCommitNow) and GET, nothing else.
+// DESCRIBE answers with the arena's transport descriptor (ExposeArena), so a
+// GET* client can read slots one-sidedly; NotSupported until one is set (the
+// tcp transport exposes no memory).
 //
 // Thread-safety: one thread (the partition's) owns an executor.
 #pragma once
@@ -68,6 +71,10 @@ class PartitionExecutor {
   // stay until UNLOCK or lock_timeout, since a transaction may span
   // connections).
   std::vector<OutgoingReply> ConnectionClosed(ConnectionId id, std::chrono::steady_clock::time_point now);
+
+  // What DESCRIBE answers from now on: the registered arena's
+  // transport::MemoryRegion::Descriptor().
+  void ExposeArena(std::vector<std::byte> descriptor);
 
   const Partition& partition() const;
 

@@ -65,10 +65,17 @@ struct KvNode::PartitionThread {
   std::thread thread;
 
   // The serving state; lives on the thread, outlives the fabric's callbacks.
+  // A client reaches the executor through its endpoint (two-sided messages)
+  // and through each message channel it opened over that endpoint (GET+/PUT+):
+  // each path is a ConnectionId of its own, and replies go back the way their
+  // request came.
   struct State {
     std::unique_ptr<PartitionExecutor> executor;
     std::unordered_map<const transport::Endpoint*, ConnectionId> ids;
     std::unordered_map<ConnectionId, std::shared_ptr<transport::Endpoint>> endpoints;
+    std::unordered_map<ConnectionId, std::shared_ptr<transport::Channel>> channels;
+    // The channels opened over an endpoint, closed with it.
+    std::unordered_multimap<const transport::Endpoint*, ConnectionId> channels_of;
     ConnectionId next_id = 1;
     size_t in_flight = 0;  // sends not yet completed
   };
@@ -108,6 +115,15 @@ struct KvNode::PartitionThread {
 
   void Dispatch(State& s, std::vector<OutgoingReply> replies) {
     for (OutgoingReply& r : replies) {
+      if (auto ch = s.channels.find(r.to); ch != s.channels.end()) {
+        transport::IoSlice slice{r.message.data(), r.message.size()};
+        Status st = ch->second->Send(std::span<const transport::IoSlice>(&slice, 1));
+        if (!st.ok() && ch->second->connected()) {
+          spdlog::warn("{}: reply of {} bytes to {} not sent on its channel: {}", name(),
+                       r.message.size(), ch->second->endpoint()->peer_name(), st.ToString());
+        }
+        continue;  // Send copied the bytes
+      }
       auto it = s.endpoints.find(r.to);
       if (it == s.endpoints.end() || !it->second->connected()) continue;  // gone: drop
       auto send = std::make_shared<PendingSend>();
@@ -138,7 +154,23 @@ struct KvNode::PartitionThread {
       s.executor = std::make_unique<PartitionExecutor>(
           address.partition, std::span<std::byte>(region->data(), region->size()),
           executor_options);
+      if (f->backend() == transport::Backend::kUcx) {
+        // GET* clients import the arena through DESCRIBE.
+        Result<std::vector<std::byte>> descriptor = region->Descriptor();
+        if (!descriptor.ok()) {
+          return ReportStart(descriptor.status().WithContext("describing the arena"));
+        }
+        s.executor->ExposeArena(std::move(*descriptor));
+      }
       f->SetAcceptHandler([&s](std::shared_ptr<transport::Endpoint> ep) { IdOf(s, ep); });
+      f->SetChannelHandler([this, &s](std::shared_ptr<transport::Channel> channel) {
+        const ConnectionId id = s.next_id++;
+        s.channels.emplace(id, channel);
+        s.channels_of.emplace(channel->endpoint().get(), id);
+        channel->SetMessageHandler([this, &s, id](std::span<const std::byte> message) {
+          Dispatch(s, s.executor->Execute(id, message, Clock::now()));
+        });
+      });
       f->SetMessageHandler([this, &s](const std::shared_ptr<transport::Endpoint>& ep,
                                       std::span<const std::byte> message) {
         const ConnectionId id = IdOf(s, ep);
@@ -151,6 +183,14 @@ struct KvNode::PartitionThread {
         s.ids.erase(it);
         s.endpoints.erase(id);
         Dispatch(s, s.executor->ConnectionClosed(id, Clock::now()));
+        auto [first, last] = s.channels_of.equal_range(ep.get());
+        std::vector<ConnectionId> channel_ids;
+        for (auto c = first; c != last; ++c) channel_ids.push_back(c->second);
+        s.channels_of.erase(first, last);
+        for (ConnectionId c : channel_ids) {
+          s.channels.erase(c);
+          Dispatch(s, s.executor->ConnectionClosed(c, Clock::now()));
+        }
       });
       if (Status st = f->Listen(address.host, address.port); !st.ok()) {
         s.executor.reset();
@@ -170,9 +210,15 @@ struct KvNode::PartitionThread {
       f->SetMessageHandler([](const std::shared_ptr<transport::Endpoint>&,
                               std::span<const std::byte>) {});
       f->SetDisconnectHandler([](const std::shared_ptr<transport::Endpoint>&, Status) {});
+      f->SetChannelHandler([](std::shared_ptr<transport::Channel>) {});
+      for (auto& [id, channel] : s.channels) {
+        channel->SetMessageHandler([](std::span<const std::byte>) {});
+      }
       for (auto& [id, ep] : s.endpoints) ep->Close();
       const auto deadline = Clock::now() + kDrainTimeout;
       while (s.in_flight > 0 && Clock::now() < deadline) f->Wait(10ms);
+      s.channels.clear();
+      s.channels_of.clear();
       s.endpoints.clear();
       s.ids.clear();
       s.executor.reset();

@@ -206,6 +206,7 @@ std::string_view MsgTypeName(MsgType type) {
     case MsgType::kGetByTs: return "GET_BY_TS";
     case MsgType::kLock: return "LOCK";
     case MsgType::kUnlock: return "UNLOCK";
+    case MsgType::kDescribe: return "DESCRIBE";
   }
   return "UNKNOWN";
 }
@@ -288,6 +289,10 @@ void RequestWriter::Unlock(uint16_t partition, uint64_t request_id, uint64_t txn
   size_t at = BeginRequest(MsgType::kUnlock, 0, partition, request_id);
   Put64(out_, txn);
   EndRequest(at);
+}
+
+void RequestWriter::Describe(uint16_t partition, uint64_t request_id) {
+  EndRequest(BeginRequest(MsgType::kDescribe, 0, partition, request_id));
 }
 
 // ---- framing ------------------------------------------------------------------
@@ -486,6 +491,9 @@ Result<Request> DecodeRequest(const RequestFrame& frame, const ProtocolLimits& l
     case MsgType::kUnlock:
       st = r.U64(&req.body.emplace<UnlockRequest>().txn, Field("txn"));
       break;
+    case MsgType::kDescribe:
+      req.body.emplace<DescribeRequest>();
+      break;
   }
   RAMPART_RETURN_IF_ERROR(st);
   RAMPART_RETURN_IF_ERROR(r.Finish());
@@ -562,6 +570,14 @@ void ReplyWriter::GetResults(MsgType type, uint16_t partition, uint64_t request_
   End(at);
 }
 
+void ReplyWriter::Arena(uint16_t partition, uint64_t request_id, const ArenaInfo& arena) {
+  size_t at = Begin(static_cast<uint8_t>(MsgType::kDescribe), StatusCode::kOk, partition,
+                    request_id);
+  Put64(out_, arena.arena_bytes);
+  PutString(out_, arena.descriptor);
+  End(at);
+}
+
 namespace {
 
 struct ReplyFrame {
@@ -628,6 +644,10 @@ Result<Reply> DecodeReply(const ReplyFrame& frame, const ProtocolLimits& limits)
   } else if (type == static_cast<uint8_t>(MsgType::kGet) ||
              type == static_cast<uint8_t>(MsgType::kGetByTs)) {
     RAMPART_RETURN_IF_ERROR(DecodeGetResults(r, &reply.results));
+  } else if (type == static_cast<uint8_t>(MsgType::kDescribe)) {
+    RAMPART_RETURN_IF_ERROR(r.U64(&reply.arena.arena_bytes, Field("arena bytes")));
+    RAMPART_RETURN_IF_ERROR(r.String(&reply.arena.descriptor, kMaxDescriptorBytes,
+                                     "kMaxDescriptorBytes", Field("arena descriptor")));
   }
   RAMPART_RETURN_IF_ERROR(r.Finish());
   return reply;

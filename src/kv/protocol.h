@@ -11,7 +11,8 @@
 // Replies travel the same way (u32 count, then replies with a 16-byte header
 // {u8 type, u8 status, u16 partition, u32 body_len, u64 request_id}).
 //
-// Request types: PREPARE, COMMIT, GET, GET_BY_TS, LOCK, UNLOCK. There is no
+// Request types: PREPARE, COMMIT, GET, GET_BY_TS, LOCK, UNLOCK, DESCRIBE (the
+// partition's arena descriptor, for one-sided GET* reads). There is no
 // separate PUT: isolation `none` and the writes of `s2pl` send PREPARE with
 // kFlagCommitNow, which prepares and commits in one step (one round trip, and
 // one write path in the version store).
@@ -57,8 +58,9 @@ enum class MsgType : uint8_t {
   kGetByTs = 4,
   kLock = 5,
   kUnlock = 6,
+  kDescribe = 7,
 };
-inline constexpr uint8_t kMaxMsgType = 6;
+inline constexpr uint8_t kMaxMsgType = 7;
 // "PREPARE", ..., "UNKNOWN" for values outside the enum.
 std::string_view MsgTypeName(MsgType type);
 
@@ -71,6 +73,8 @@ inline constexpr size_t kRequestHeaderBytes = 16;
 inline constexpr size_t kReplyHeaderBytes = 16;
 // ReplyWriter::Error truncates longer messages; decoders reject them.
 inline constexpr uint32_t kMaxErrorMessageBytes = 1024;
+// A DESCRIBE reply's arena descriptor (a few remote keys) is at most this.
+inline constexpr uint32_t kMaxDescriptorBytes = 64u << 10;
 
 // What a decoder accepts. The node takes these from the cluster
 // configuration; clients use the same values.
@@ -202,11 +206,13 @@ struct LockRequest {
 struct UnlockRequest {
   uint64_t txn = 0;
 };
+// Asks for the partition's arena descriptor (empty body).
+struct DescribeRequest {};
 
 struct Request {
   RequestHeader header;
   std::variant<PrepareRequest, CommitRequest, GetRequest, GetByTsRequest, LockRequest,
-               UnlockRequest>
+               UnlockRequest, DescribeRequest>
       body;
 };
 
@@ -227,6 +233,7 @@ class RequestWriter {
   void Lock(uint16_t partition, uint64_t request_id, uint64_t txn,
             std::span<const LockKey> keys);
   void Unlock(uint16_t partition, uint64_t request_id, uint64_t txn);
+  void Describe(uint16_t partition, uint64_t request_id);
 
   uint32_t count() const { return count_; }
   size_t message_bytes() const { return out_->size() - start_; }
@@ -295,10 +302,18 @@ struct ReplyHeader {
   uint64_t request_id = 0;
 };
 
+// An OK DESCRIBE reply: how a client reaches the partition's arena.
+struct ArenaInfo {
+  uint64_t arena_bytes = 0;
+  // transport::MemoryRegion::Descriptor() of the arena, for Endpoint::Import.
+  std::string_view descriptor;
+};
+
 struct Reply {
   ReplyHeader header;
   std::string_view error;          // status != OK
   std::vector<GetResult> results;  // OK GET / GET_BY_TS
+  ArenaInfo arena;                 // OK DESCRIBE
   bool ok() const { return header.status == StatusCode::kOk; }
   // OK, or the node's error with its message.
   Status ToStatus() const;
@@ -315,6 +330,8 @@ class ReplyWriter {
   // GET / GET_BY_TS.
   void GetResults(MsgType type, uint16_t partition, uint64_t request_id,
                   std::span<const GetResultIn> results);
+  // DESCRIBE.
+  void Arena(uint16_t partition, uint64_t request_id, const ArenaInfo& arena);
 
   uint32_t count() const { return count_; }
   size_t message_bytes() const { return out_->size() - start_; }

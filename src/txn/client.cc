@@ -1,16 +1,11 @@
-// Client: connections, the send-all-then-wait-all exchange, and the three
-// isolation modes on top of the pure steps of ramp_logic.h.
-//
-// Everything runs on the thread that owns the Fabric; handlers and completions
-// are called from inside Fabric::Wait()/Progress() in Exchange(), so the state
-// below needs no locks.
+// Client: connections, the send-all-then-wait-all exchange, and writes under
+// the three isolation modes on top of the pure steps of ramp_logic.h. Reads
+// are in client_read.cc; the shared state in client_impl.h.
 #include "txn/client.h"
 
 #include <algorithm>
-#include <unordered_map>
 
-#include "common/timestamp.h"
-#include "txn/ramp_logic.h"
+#include "txn/client_impl.h"
 
 namespace rampart::txn {
 
@@ -38,146 +33,113 @@ Result<Isolation> ParseIsolation(std::string_view name) {
 std::string_view GetModeName(GetMode mode) {
   switch (mode) {
     case GetMode::kRpc: return "rpc";
+    case GetMode::kRing: return "ring";
+    case GetMode::kRead: return "read";
   }
   return "unknown";
 }
 
 Result<GetMode> ParseGetMode(std::string_view name) {
   if (name == "rpc") return GetMode::kRpc;
-  return InvalidArgument("unknown get mode \"", name, "\" (expected rpc)");
+  if (name == "ring") return GetMode::kRing;
+  if (name == "read") return GetMode::kRead;
+  return InvalidArgument("unknown get mode \"", name, "\" (expected rpc, ring or read)");
+}
+
+std::string_view PutModeName(PutMode mode) {
+  switch (mode) {
+    case PutMode::kRpc: return "rpc";
+    case PutMode::kRing: return "ring";
+  }
+  return "unknown";
+}
+
+Result<PutMode> ParsePutMode(std::string_view name) {
+  if (name == "rpc") return PutMode::kRpc;
+  if (name == "ring") return PutMode::kRing;
+  return InvalidArgument("unknown put mode \"", name, "\" (expected rpc or ring)");
 }
 
 // ---------------------------------------------------------------------------
 
-// One request in flight to one partition, and what came back.
-struct Call {
-  uint32_t partition = 0;
-  wire::MsgType type = wire::MsgType::kGet;
-  uint64_t request_id = 0;
-  size_t expected_results = 0;  // GET / GET_BY_TS: keys asked
-  bool done = false;
-  Status status;
-  // The reply message the results' views point into.
-  std::shared_ptr<const std::vector<std::byte>> hold;
-  std::vector<wire::GetResult> results;
-};
+Client::Impl::Impl(ClientOptions options, kv::Placement placement,
+                   std::unique_ptr<TimestampSource> ts, std::unique_ptr<transport::Fabric> fabric)
+    : options_(std::move(options)),
+      placement_(std::move(placement)),
+      timestamps_(std::move(ts)),
+      fabric_(std::move(fabric)),
+      links_(placement_.partition_count()),
+      addresses_(std::max<size_t>(options_.address_cache_entries, 1)) {
+  fabric_->SetMessageHandler(
+      [this](const std::shared_ptr<Endpoint>& ep, std::span<const std::byte> bytes) {
+        int p = PartitionOfEndpoint(ep.get());
+        if (p >= 0) OnReply(static_cast<uint32_t>(p), bytes);
+      });
+  fabric_->SetDisconnectHandler([this](const std::shared_ptr<Endpoint>& ep, Status why) {
+    OnDisconnect(ep, std::move(why));
+  });
+}
 
-class Client::Impl {
- public:
-  Impl(ClientOptions options, kv::Placement placement, std::unique_ptr<TimestampSource> ts,
-       std::unique_ptr<transport::Fabric> fabric)
-      : options_(std::move(options)),
-        placement_(std::move(placement)),
-        timestamps_(std::move(ts)),
-        fabric_(std::move(fabric)),
-        conns_(placement_.partition_count()),
-        ever_connected_(placement_.partition_count(), false) {
-    fabric_->SetMessageHandler(
-        [this](const std::shared_ptr<Endpoint>& ep, std::span<const std::byte> bytes) {
-          OnMessage(ep, bytes);
-        });
-    fabric_->SetDisconnectHandler([this](const std::shared_ptr<Endpoint>& ep, Status why) {
-      OnDisconnect(ep, std::move(why));
-    });
-  }
+Client::Impl::~Impl() {
+  inflight_.clear();
+  for (uint32_t p = 0; p < links_.size(); ++p) DropConnection(p);
+  links_.clear();
+  fabric_.reset();  // completions still queued run now and find nothing in flight
+}
 
-  ~Impl() {
-    inflight_.clear();
-    for (auto& ep : conns_) {
-      if (ep) ep->Close();
-    }
-    conns_.clear();
-    fabric_.reset();  // completions still queued run now and find nothing in flight
-  }
-
-  Status Write(std::span<const internal::WriteOp> writes);
-  Result<std::vector<std::optional<std::string>>> Read(const std::vector<std::string>& keys);
-
-  const ClientOptions& options() const { return options_; }
-  const kv::Placement& placement() const { return placement_; }
-  Stats stats() const { return stats_; }
-
- private:
-  internal::PartitionOf PartitionFn() const {
-    return [this](std::string_view key) { return placement_.PartitionOf(key); };
-  }
-  uint64_t TakeIds(size_t n) {
-    uint64_t first = next_request_id_;
-    next_request_id_ += n;
-    return first;
-  }
-  std::string Where(uint32_t p) const {
-    const kv::PartitionAddress& a = placement_.Address(p);
-    return StrCat("partition ", p, " (", a.host, ":", a.port, ")");
-  }
-
-  Result<std::shared_ptr<Endpoint>> Connection(uint32_t partition);
-  void DropConnection(uint32_t partition);
-  int PartitionOfEndpoint(const Endpoint* ep) const;
-  void FailPartition(uint32_t partition, const Status& status);
-  void OnMessage(const std::shared_ptr<Endpoint>& ep, std::span<const std::byte> bytes);
-  void OnDisconnect(const std::shared_ptr<Endpoint>& ep, Status why);
-  Status SendRequest(OutgoingRequest& req);
-
-  // Sends every request (one per partition), then waits for all replies or
-  // the request timeout. calls[i] answers reqs[i]. Returns the first error in
-  // request order (naming its partition), OK when every reply was OK.
-  Status Exchange(std::vector<OutgoingRequest>& reqs, std::vector<Call>& calls);
-
-  Status WriteRamp(std::span<const internal::WriteOp> writes,
-                   std::span<const PartitionGroup> groups, uint64_t ts);
-  Status WriteS2pl(std::span<const internal::WriteOp> writes,
-                   std::span<const PartitionGroup> groups, uint64_t ts);
-  // Round 1 (+ round 2 under ramp): results[i] for keys[i]; `calls` keeps the
-  // reply bytes the results view alive.
-  Status ReadVersions(std::span<const std::string_view> keys,
-                      std::span<const PartitionGroup> groups, bool repair,
-                      std::vector<wire::GetResult>& results, std::vector<Call>& calls);
-  // S2PL: LOCK partition after partition in ascending order. Appends every
-  // partition a LOCK was sent to (granted or not) to *touched.
-  Status LockAll(std::span<const std::string_view> keys, std::span<const PartitionGroup> groups,
-                 kv::LockMode mode, uint64_t txn, std::vector<uint32_t>* touched);
-  void UnlockAll(std::span<const uint32_t> partitions, uint64_t txn);
-
-  ClientOptions options_;
-  kv::Placement placement_;
-  std::unique_ptr<TimestampSource> timestamps_;
-  std::unique_ptr<transport::Fabric> fabric_;
-  std::vector<std::shared_ptr<Endpoint>> conns_;  // by partition; null = not open
-  std::vector<bool> ever_connected_;
-  std::unordered_map<uint64_t, Call*> inflight_;  // request id -> call in Exchange()
-  uint64_t next_request_id_ = 1;                  // 0 is the node's "whole message" id
-  Stats stats_;
-};
+std::string Client::Impl::Where(uint32_t p) const {
+  const kv::PartitionAddress& a = placement_.Address(p);
+  return StrCat("partition ", p, " (", a.host, ":", a.port, ")");
+}
 
 // ---------------------------------------------------------------------------
 // Connections and replies
 
-Result<std::shared_ptr<Endpoint>> Client::Impl::Connection(uint32_t partition) {
-  std::shared_ptr<Endpoint>& ep = conns_[partition];
-  if (ep && ep->connected()) return ep;
-  if (ep) DropConnection(partition);
+Result<Client::Impl::Link*> Client::Impl::Connection(uint32_t partition) {
+  Link& link = links_[partition];
+  if (link.endpoint && link.endpoint->connected() &&
+      (!NeedsChannel() || (link.channel && link.channel->connected()))) {
+    return &link;
+  }
+  if (link.endpoint) DropConnection(partition);
   const kv::PartitionAddress& a = placement_.Address(partition);
   auto connected = fabric_->Connect(a.host, a.port);
   if (!connected.ok()) {
     return connected.status().WithContext(StrCat(Where(partition), ": connect"));
   }
-  if (ever_connected_[partition]) ++stats_.reconnects;
-  ever_connected_[partition] = true;
-  conns_[partition] = std::move(*connected);
-  return conns_[partition];
+  if (link.ever_connected) ++stats_.reconnects;
+  link.ever_connected = true;
+  link.endpoint = std::move(*connected);
+  if (NeedsChannel()) {
+    auto channel = fabric_->OpenChannel(link.endpoint, options_.channel);
+    if (!channel.ok()) {
+      DropConnection(partition);
+      return channel.status().WithContext(StrCat(Where(partition), ": opening the message channel"));
+    }
+    link.channel = std::move(*channel);
+    link.channel->SetMessageHandler(
+        [this, partition](std::span<const std::byte> bytes) { OnReply(partition, bytes); });
+  }
+  return &link;
 }
 
 void Client::Impl::DropConnection(uint32_t partition) {
-  if (conns_[partition]) {
-    conns_[partition]->Close();
-    conns_[partition].reset();
+  Link& link = links_[partition];
+  if (link.channel) {
+    link.channel->SetMessageHandler([](std::span<const std::byte>) {});
+    link.channel.reset();
   }
+  link.arena = transport::RemoteRegion();
+  if (link.endpoint) {
+    link.endpoint->Close();
+    link.endpoint.reset();
+  }
+  ++link.epoch;  // every cached address of this partition is dead now
 }
 
 int Client::Impl::PartitionOfEndpoint(const Endpoint* ep) const {
-  for (size_t p = 0; p < conns_.size(); ++p) {
-    if (conns_[p].get() == ep) return static_cast<int>(p);
+  for (size_t p = 0; p < links_.size(); ++p) {
+    if (links_[p].endpoint.get() == ep) return static_cast<int>(p);
   }
   return -1;
 }
@@ -194,28 +156,24 @@ void Client::Impl::FailPartition(uint32_t partition, const Status& status) {
 void Client::Impl::OnDisconnect(const std::shared_ptr<Endpoint>& ep, Status why) {
   int p = PartitionOfEndpoint(ep.get());
   if (p < 0) return;  // an endpoint we already dropped
-  conns_[p].reset();
+  DropConnection(static_cast<uint32_t>(p));
   FailPartition(static_cast<uint32_t>(p),
                 Unavailable(Where(p), ": connection lost: ", why.ToString()));
 }
 
-void Client::Impl::OnMessage(const std::shared_ptr<Endpoint>& ep,
-                             std::span<const std::byte> bytes) {
-  int p = PartitionOfEndpoint(ep.get());
+void Client::Impl::OnReply(uint32_t p, std::span<const std::byte> bytes) {
   // Results are views into the message: keep one copy of it for them.
   auto hold = std::make_shared<const std::vector<std::byte>>(bytes.begin(), bytes.end());
   auto replies = wire::DecodeReplies(*hold, options_.limits);
   if (!replies.ok()) {
-    if (p >= 0) {
-      FailPartition(p, replies.status().WithContext(StrCat(Where(p), ": bad reply")));
-      DropConnection(p);
-    }
+    FailPartition(p, replies.status().WithContext(StrCat(Where(p), ": bad reply")));
+    DropConnection(p);
     return;
   }
   for (const wire::Reply& reply : *replies) {
     if (reply.header.request_id == 0 && !reply.ok()) {
       // The node could not frame our message; it closes the connection.
-      if (p >= 0) FailPartition(p, reply.ToStatus().WithContext(Where(p)));
+      FailPartition(p, reply.ToStatus().WithContext(Where(p)));
       continue;
     }
     auto it = inflight_.find(reply.header.request_id);
@@ -242,13 +200,28 @@ void Client::Impl::OnMessage(const std::shared_ptr<Endpoint>& ep,
       }
       call.results = reply.results;
       call.hold = hold;
+    } else if (call.type == wire::MsgType::kDescribe) {
+      call.arena = reply.arena;
+      call.hold = hold;
     }
     call.status = Status::Ok();
   }
 }
 
-Status Client::Impl::SendRequest(OutgoingRequest& req) {
-  RAMPART_ASSIGN_OR_RETURN(std::shared_ptr<Endpoint> ep, Connection(req.partition));
+Status Client::Impl::SendRequest(OutgoingRequest& req, Route route, Call& call) {
+  RAMPART_ASSIGN_OR_RETURN(Link * link, Connection(req.partition));
+  call.epoch = link->epoch;
+  const uint32_t partition = req.partition;
+  if (route == Route::kRing) {
+    // The channel copies the bytes (into the peer's ring or its backlog).
+    transport::IoSlice slice{req.message.data(), req.message.size()};
+    Status sent = link->channel->Send(std::span<const transport::IoSlice>(&slice, 1));
+    if (!sent.ok()) {
+      DropConnection(partition);
+      return sent.WithContext(StrCat(Where(partition), ": send on the channel"));
+    }
+    return Status::Ok();
+  }
   // The bytes must live until the send completes, which may be after the
   // call gave up on the reply: the completion owns them.
   struct Outgoing {
@@ -259,24 +232,24 @@ Status Client::Impl::SendRequest(OutgoingRequest& req) {
   out->bytes = std::move(req.message);
   out->slice = transport::IoSlice{out->bytes.data(), out->bytes.size()};
   uint64_t id = req.request_id;
-  uint32_t partition = req.partition;
-  Status sent = ep->Send(std::span<const transport::IoSlice>(&out->slice, 1),
-                         [this, out, id, partition](Status s) {
-                           if (s.ok()) return;
-                           auto it = inflight_.find(id);
-                           if (it == inflight_.end() || it->second->done) return;
-                           it->second->done = true;
-                           it->second->status =
-                               Unavailable(Where(partition), ": send failed: ", s.ToString());
-                         });
+  Status sent = link->endpoint->Send(std::span<const transport::IoSlice>(&out->slice, 1),
+                                     [this, out, id, partition](Status s) {
+                                       if (s.ok()) return;
+                                       auto it = inflight_.find(id);
+                                       if (it == inflight_.end() || it->second->done) return;
+                                       it->second->done = true;
+                                       it->second->status = Unavailable(
+                                           Where(partition), ": send failed: ", s.ToString());
+                                     });
   if (!sent.ok()) {
-    if (!ep->connected()) DropConnection(partition);
+    if (!link->endpoint->connected()) DropConnection(partition);
     return sent.WithContext(StrCat(Where(partition), ": send"));
   }
   return Status::Ok();
 }
 
-Status Client::Impl::Exchange(std::vector<OutgoingRequest>& reqs, std::vector<Call>& calls) {
+Status Client::Impl::Exchange(std::vector<OutgoingRequest>& reqs, std::vector<Call>& calls,
+                              Route route) {
   calls.assign(reqs.size(), Call());  // no reallocation below: inflight_ points in
   for (size_t i = 0; i < reqs.size(); ++i) {
     Call& c = calls[i];
@@ -287,7 +260,7 @@ Status Client::Impl::Exchange(std::vector<OutgoingRequest>& reqs, std::vector<Ca
     inflight_[c.request_id] = &c;
   }
   for (size_t i = 0; i < reqs.size(); ++i) {
-    Status s = SendRequest(reqs[i]);
+    Status s = SendRequest(reqs[i], route, calls[i]);
     if (!s.ok()) {
       calls[i].done = true;
       calls[i].status = s;
@@ -357,7 +330,7 @@ Status Client::Impl::Write(std::span<const internal::WriteOp> writes) {
       auto reqs = internal::BuildPrepareRequests(writes, groups, ts, wire::kFlagCommitNow,
                                                  TakeIds(groups.size()));
       std::vector<Call> calls;
-      return Exchange(reqs, calls);
+      return Exchange(reqs, calls, WriteRoute());
     }
   }
   return InternalError("unknown isolation");
@@ -373,7 +346,7 @@ Status Client::Impl::WriteRamp(std::span<const internal::WriteOp> writes,
   std::vector<Call> calls;
   // Not every partition prepared: never commit; the prepared versions are
   // reclaimed by the nodes' prepared_timeout.
-  RAMPART_RETURN_IF_ERROR(Exchange(prepares, calls));
+  RAMPART_RETURN_IF_ERROR(Exchange(prepares, calls, WriteRoute()));
   if (single) return Status::Ok();
   using StopWrite = ClientOptions::StopWrite;
   if (options_.stop_write == StopWrite::kAfterPrepare) {
@@ -382,12 +355,12 @@ Status Client::Impl::WriteRamp(std::span<const internal::WriteOp> writes,
   auto commits = internal::BuildCommitRequests(groups, ts, TakeIds(groups.size()));
   if (options_.stop_write == StopWrite::kAfterFirstCommit) {
     commits.resize(1);
-    RAMPART_RETURN_IF_ERROR(Exchange(commits, calls));
+    RAMPART_RETURN_IF_ERROR(Exchange(commits, calls, WriteRoute()));
     return Aborted("fault injection: stopped after COMMIT on partition ", commits[0].partition);
   }
   // A failure here leaves the transaction committed on some partitions:
   // readers repair the rest by timestamp (docs/transactions.md).
-  return Exchange(commits, calls);
+  return Exchange(commits, calls, WriteRoute());
 }
 
 Status Client::Impl::WriteS2pl(std::span<const internal::WriteOp> writes,
@@ -400,7 +373,7 @@ Status Client::Impl::WriteS2pl(std::span<const internal::WriteOp> writes,
     auto reqs = internal::BuildPrepareRequests(writes, groups, ts, wire::kFlagCommitNow,
                                                TakeIds(groups.size()));
     std::vector<Call> calls;
-    s = Exchange(reqs, calls);
+    s = Exchange(reqs, calls, WriteRoute());
   }
   UnlockAll(touched, ts);
   return s;
@@ -417,7 +390,7 @@ Status Client::Impl::LockAll(std::span<const std::string_view> keys,
     reqs.push_back(internal::BuildLockRequest(keys, g, mode, txn, TakeIds(1)));
     touched->push_back(g.partition);
     std::vector<Call> calls;
-    RAMPART_RETURN_IF_ERROR(Exchange(reqs, calls));
+    RAMPART_RETURN_IF_ERROR(Exchange(reqs, calls, WriteRoute()));
   }
   return Status::Ok();
 }
@@ -428,87 +401,7 @@ void Client::Impl::UnlockAll(std::span<const uint32_t> partitions, uint64_t txn)
   std::vector<Call> calls;
   // Best effort: the transaction's outcome is already decided. Locks an
   // UNLOCK did not reach are broken by the node's lock_timeout.
-  (void)Exchange(reqs, calls);
-}
-
-// ---------------------------------------------------------------------------
-// Reads
-
-Status Client::Impl::ReadVersions(std::span<const std::string_view> keys,
-                                  std::span<const PartitionGroup> groups, bool repair,
-                                  std::vector<wire::GetResult>& results,
-                                  std::vector<Call>& calls) {
-  results.assign(keys.size(), wire::GetResult());
-  auto gets = internal::BuildGetRequests(keys, groups, TakeIds(groups.size()));
-  std::vector<Call> round1;
-  RAMPART_RETURN_IF_ERROR(Exchange(gets, round1));
-  for (size_t r = 0; r < gets.size(); ++r) {
-    for (size_t j = 0; j < gets[r].indices.size(); ++j) {
-      results[gets[r].indices[j]] = round1[r].results[j];
-    }
-  }
-  calls = std::move(round1);  // moving the vector keeps the held reply bytes
-  if (!repair) return Status::Ok();
-
-  std::vector<uint64_t> need = internal::ComputeRepairTimestamps(keys, results);
-  auto by_ts = internal::BuildRepairRequests(keys, need, groups, next_request_id_);
-  if (by_ts.empty()) return Status::Ok();
-  TakeIds(by_ts.size());
-  ++stats_.repair_rounds;
-  std::vector<Call> round2;
-  RAMPART_RETURN_IF_ERROR(Exchange(by_ts, round2));
-  for (size_t r = 0; r < by_ts.size(); ++r) {
-    for (size_t j = 0; j < by_ts[r].indices.size(); ++j) {
-      size_t i = by_ts[r].indices[j];
-      const wire::GetResult& got = round2[r].results[j];
-      if (!got.found) {
-        // Only GC removes a version a sibling names (the writer prepared
-        // every partition before committing any): the read took longer than
-        // the grace period. The caller may retry.
-        return Aborted("key \"", keys[i], "\" at ts ", need[i], " on ",
-                       Where(by_ts[r].partition),
-                       " is gone (reclaimed before the repair read); retry the read");
-      }
-      results[i] = got;
-      ++stats_.repaired_keys;
-    }
-  }
-  for (Call& c : round2) calls.push_back(std::move(c));
-  return Status::Ok();
-}
-
-Result<std::vector<std::optional<std::string>>> Client::Impl::Read(
-    const std::vector<std::string>& keys) {
-  std::vector<std::optional<std::string>> out(keys.size());
-  if (keys.empty()) return out;
-  internal::DistinctKeys distinct = internal::Deduplicate(keys);
-  std::vector<PartitionGroup> groups = internal::GroupByPartition(distinct.keys, PartitionFn());
-  ++stats_.transactions;
-
-  std::vector<wire::GetResult> results;
-  std::vector<Call> calls;  // owns the reply bytes `results` views
-  Status s;
-  switch (options_.isolation) {
-    case Isolation::kRamp:
-      s = ReadVersions(distinct.keys, groups, /*repair=*/true, results, calls);
-      break;
-    case Isolation::kNone:
-      s = ReadVersions(distinct.keys, groups, /*repair=*/false, results, calls);
-      break;
-    case Isolation::kS2pl: {
-      uint64_t txn = timestamps_->Next();
-      std::vector<uint32_t> touched;
-      s = LockAll(distinct.keys, groups, kv::LockMode::kShared, txn, &touched);
-      if (s.ok()) s = ReadVersions(distinct.keys, groups, /*repair=*/false, results, calls);
-      UnlockAll(touched, txn);
-      break;
-    }
-  }
-  RAMPART_RETURN_IF_ERROR(s);
-  for (size_t i = 0; i < keys.size(); ++i) {
-    out[i] = internal::VisibleValue(results[distinct.position[i]]);
-  }
-  return out;
+  (void)Exchange(reqs, calls, WriteRoute());
 }
 
 // ---------------------------------------------------------------------------
@@ -538,6 +431,18 @@ Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
   }
   if (options.request_timeout.count() <= 0) {
     return InvalidArgument("client options: request_timeout must be positive");
+  }
+  if (options.fabric.backend != transport::Backend::kUcx) {
+    if (options.get_mode != GetMode::kRpc) {
+      return InvalidArgument("client options: get mode ", GetModeName(options.get_mode),
+                             " needs the ucx transport (tcp has no one-sided operations); "
+                             "use get mode rpc");
+    }
+    if (options.put_mode != PutMode::kRpc) {
+      return InvalidArgument("client options: put mode ", PutModeName(options.put_mode),
+                             " needs the ucx transport (tcp has no one-sided operations); "
+                             "use put mode rpc");
+    }
   }
   RAMPART_ASSIGN_OR_RETURN(auto fabric, transport::Fabric::Create(options.fabric));
   return std::unique_ptr<Client>(new Client(std::make_unique<Impl>(

@@ -42,12 +42,24 @@ enum class Isolation { kRamp, kS2pl, kNone };
 std::string_view IsolationName(Isolation isolation);  // "ramp" | "s2pl" | "none"
 Result<Isolation> ParseIsolation(std::string_view name);
 
-// How the first GET round reaches the node. Only kRpc (two-sided messages)
-// exists yet; kRing (GET+ over the message channel) and kRead (GET*, one-sided
-// reads through an address cache) come with the one-sided data path.
-enum class GetMode { kRpc };
-std::string_view GetModeName(GetMode mode);  // "rpc"
+// How the first GET round reaches a partition (seed 000 §3):
+//   kRpc   GET as a two-sided message, the reply likewise.
+//   kRing  GET+: the request and its reply over the partition's message
+//          channel (one-sided writes into the peer's ring).
+//   kRead  GET*: one-sided reads of the slots through the address cache
+//          (txn/address_cache.h); keys not cached, or whose read does not
+//          check out, fall back to GET+ and refresh the cache. The RAMP
+//          repair round (GET_BY_TS) goes over the channel.
+// kRing and kRead need the ucx backend.
+enum class GetMode { kRpc, kRing, kRead };
+std::string_view GetModeName(GetMode mode);  // "rpc" | "ring" | "read"
 Result<GetMode> ParseGetMode(std::string_view name);
+
+// How PREPARE and COMMIT (and S2PL's LOCK/UNLOCK) reach a partition:
+// kRpc two-sided messages, kRing PUT+ over the message channel (ucx only).
+enum class PutMode { kRpc, kRing };
+std::string_view PutModeName(PutMode mode);  // "rpc" | "ring"
+Result<PutMode> ParsePutMode(std::string_view name);
 
 struct ClientOptions {
   // Where partitions live. When `placement` is set it is used as is;
@@ -62,8 +74,14 @@ struct ClientOptions {
 
   // Default: kRamp.
   Isolation isolation = Isolation::kRamp;
-  // Default: kRpc (the only mode so far).
+  // Default: kRpc.
   GetMode get_mode = GetMode::kRpc;
+  // Default: kRpc.
+  PutMode put_mode = PutMode::kRpc;
+  // The message channels of kRing/kRead modes (one per partition).
+  transport::ChannelOptions channel;
+  // kRead: slot addresses cached. Default: 2^20.
+  size_t address_cache_entries = size_t{1} << 20;
 
   // Goes into the low bits of every timestamp this client issues; unique per
   // live client in the cluster. 0..8191 (common/timestamp.h).
@@ -119,6 +137,10 @@ class Client {
     uint64_t repair_rounds = 0;  // RAMP reads that needed round 2
     uint64_t repaired_keys = 0;  // keys fetched by timestamp in round 2
     uint64_t reconnects = 0;     // connections opened after a failed one
+    // GET* (kRead), per key of a first round:
+    uint64_t slot_reads = 0;      // one-sided reads accepted
+    uint64_t slot_rejects = 0;    // one-sided reads refused by the checks (stale, torn)
+    uint64_t cache_misses = 0;    // no usable address: straight to GET+
   };
   Stats stats() const;
 

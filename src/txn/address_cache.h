@@ -1,0 +1,73 @@
+// The GET* address cache (seed 000 §3.2, Algorithm 3): for each key, where its
+// latest committed version was last seen in a kv-node's arena, so the next
+// read can fetch it with one one-sided read instead of a message.
+//
+//   AddressCache cache(1 << 20);
+//   cache.Put(key, {partition, epoch, reply.slot});        // from a GET+ reply
+//   if (const AddressCache::Entry* e = cache.Find(key)) {
+//     ... read e->slot.bytes at e->slot.offset one-sidedly ...
+//     auto got = ParseSlotRead(bytes, key, e->slot);      // checks everything
+//     if (!got.ok()) cache.Erase(key);                    // stale: GET+ instead
+//   }
+//
+// An entry is only a hint: a slot is checked on every read (ParseSlotRead), so
+// a stale entry costs a fallback, never a wrong answer. What the cache must
+// not do is outlive the process whose arena it points into: entries carry the
+// epoch of the connection they were learnt on, and the client bumps a
+// partition's epoch whenever that connection fails (UCX_NOTES: reads of a dead
+// process's shared memory keep "succeeding").
+//
+// Thread-safety: none; it belongs to one Client.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "common/status.h"
+#include "kv/protocol.h"
+
+namespace rampart::txn::internal {
+
+class AddressCache {
+ public:
+  struct Entry {
+    uint32_t partition = 0;
+    uint64_t epoch = 0;  // of the partition's connection when learnt
+    kv::wire::SlotAddress slot;
+  };
+
+  // REQUIRES: capacity >= 1.
+  explicit AddressCache(size_t capacity) : capacity_(capacity) {}
+
+  // The entry for `key`, or nullptr. Valid until the next Put or Erase.
+  const Entry* Find(std::string_view key) const;
+  // Inserts or replaces. When full, an arbitrary other entry makes room.
+  void Put(std::string_view key, const Entry& entry);
+  void Erase(std::string_view key);
+
+  size_t size() const { return entries_.size(); }
+  size_t capacity() const { return capacity_; }
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  size_t capacity_;
+  std::unordered_map<std::string, Entry, Hash, std::equal_to<>> entries_;
+};
+
+// Checks the bytes of a one-sided read of `slot` against `key` and the slot's
+// gen (kv::ValidateSlot: length, gen, torn header/trailer, crc32c, key, VALID)
+// and turns an accepted slot into the GET result a GET+ reply would have
+// carried. The result's views point into `bytes`. Errors say why the read was
+// refused (kNotFound: stale gen, other key or superseded; kCorruption: torn).
+Result<kv::wire::GetResult> ParseSlotRead(std::span<const std::byte> bytes, std::string_view key,
+                                          const kv::wire::SlotAddress& slot,
+                                          const kv::wire::ProtocolLimits& limits);
+
+}  // namespace rampart::txn::internal

@@ -1,0 +1,137 @@
+// Client::Impl: the state behind txn::Client, shared by client.cc
+// (connections, the exchange of requests and replies, writes) and
+// client_read.cc (reads: GET / GET+ / GET*, RAMP's repair round). Private to
+// src/txn.
+//
+// Everything runs on the thread that owns the Fabric; handlers and completions
+// are called from inside Fabric::Wait()/Progress() in Exchange() (or the
+// one-sided read wait), so the state below needs no locks.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/timestamp.h"
+#include "txn/address_cache.h"
+#include "txn/client.h"
+#include "txn/ramp_logic.h"
+
+namespace rampart::txn {
+
+// One request in flight to one partition, and what came back.
+struct Call {
+  uint32_t partition = 0;
+  kv::wire::MsgType type = kv::wire::MsgType::kGet;
+  uint64_t request_id = 0;
+  size_t expected_results = 0;  // GET / GET_BY_TS: keys asked
+  uint64_t epoch = 0;           // of the partition's connection it was sent on
+  bool done = false;
+  Status status;
+  // The reply message (or one-sided read buffer) the results' views point into.
+  std::shared_ptr<const std::vector<std::byte>> hold;
+  std::vector<kv::wire::GetResult> results;
+  kv::wire::ArenaInfo arena;  // DESCRIBE
+};
+
+// Which path a request takes: two-sided messages or the message channel.
+enum class Route { kRpc, kRing };
+
+class Client::Impl {
+ public:
+  Impl(ClientOptions options, kv::Placement placement, std::unique_ptr<TimestampSource> ts,
+       std::unique_ptr<transport::Fabric> fabric);
+  ~Impl();
+
+  Status Write(std::span<const internal::WriteOp> writes);
+  Result<std::vector<std::optional<std::string>>> Read(const std::vector<std::string>& keys);
+
+  const ClientOptions& options() const { return options_; }
+  const kv::Placement& placement() const { return placement_; }
+  Stats stats() const { return stats_; }
+
+ private:
+  // One partition's connection: the endpoint, its message channel (ring
+  // modes) and the partition's arena as imported for GET*.
+  struct Link {
+    std::shared_ptr<transport::Endpoint> endpoint;
+    std::shared_ptr<transport::Channel> channel;
+    transport::RemoteRegion arena;
+    // Bumped whenever the connection is dropped: addresses learnt on an
+    // older epoch point into memory that may no longer be the partition's.
+    uint64_t epoch = 0;
+    bool ever_connected = false;
+  };
+
+  internal::PartitionOf PartitionFn() const {
+    return [this](std::string_view key) { return placement_.PartitionOf(key); };
+  }
+  uint64_t TakeIds(size_t n) {
+    uint64_t first = next_request_id_;
+    next_request_id_ += n;
+    return first;
+  }
+  std::string Where(uint32_t p) const;
+  Route WriteRoute() const { return options_.put_mode == PutMode::kRing ? Route::kRing : Route::kRpc; }
+  Route ReadRoute() const { return options_.get_mode == GetMode::kRpc ? Route::kRpc : Route::kRing; }
+  bool NeedsChannel() const { return WriteRoute() == Route::kRing || ReadRoute() == Route::kRing; }
+
+  // client.cc: connections and the exchange.
+  Result<Link*> Connection(uint32_t partition);
+  void DropConnection(uint32_t partition);
+  int PartitionOfEndpoint(const transport::Endpoint* ep) const;
+  void FailPartition(uint32_t partition, const Status& status);
+  void OnReply(uint32_t partition, std::span<const std::byte> bytes);
+  void OnDisconnect(const std::shared_ptr<transport::Endpoint>& ep, Status why);
+  Status SendRequest(internal::OutgoingRequest& req, Route route, Call& call);
+  // Sends every request (one per partition), then waits for all replies or
+  // the request timeout. calls[i] answers reqs[i]. Returns the first error in
+  // request order (naming its partition), OK when every reply was OK.
+  Status Exchange(std::vector<internal::OutgoingRequest>& reqs, std::vector<Call>& calls,
+                  Route route);
+
+  Status WriteRamp(std::span<const internal::WriteOp> writes,
+                   std::span<const internal::PartitionGroup> groups, uint64_t ts);
+  Status WriteS2pl(std::span<const internal::WriteOp> writes,
+                   std::span<const internal::PartitionGroup> groups, uint64_t ts);
+  // S2PL: LOCK partition after partition in ascending order. Appends every
+  // partition a LOCK was sent to (granted or not) to *touched.
+  Status LockAll(std::span<const std::string_view> keys,
+                 std::span<const internal::PartitionGroup> groups, kv::LockMode mode,
+                 uint64_t txn, std::vector<uint32_t>* touched);
+  void UnlockAll(std::span<const uint32_t> partitions, uint64_t txn);
+
+  // client_read.cc: round 1 (+ round 2 under ramp): results[i] for keys[i];
+  // `calls` keeps the bytes the results view alive.
+  Status ReadVersions(std::span<const std::string_view> keys,
+                      std::span<const internal::PartitionGroup> groups, bool repair,
+                      std::vector<kv::wire::GetResult>& results, std::vector<Call>& calls);
+  // Round 1 by GET or GET+ for the keys of `groups`.
+  Status GetRound(std::span<const std::string_view> keys,
+                  std::span<const internal::PartitionGroup> groups,
+                  std::vector<kv::wire::GetResult>& results, std::vector<Call>& calls);
+  // Round 1 by GET*: one-sided reads of cached addresses, GET+ for the rest.
+  Status ReadRound(std::span<const std::string_view> keys,
+                   std::span<const internal::PartitionGroup> groups,
+                   std::vector<kv::wire::GetResult>& results, std::vector<Call>& calls);
+  // Imports the arena of every partition of `groups` not imported yet on its
+  // current connection (DESCRIBE over the channel).
+  Status ImportArenas(std::span<const internal::PartitionGroup> groups);
+  // The arena of `partition` if it is imported on a live connection.
+  const transport::RemoteRegion* LiveArena(uint32_t partition);
+
+  ClientOptions options_;
+  kv::Placement placement_;
+  std::unique_ptr<TimestampSource> timestamps_;
+  std::unique_ptr<transport::Fabric> fabric_;
+  std::vector<Link> links_;                       // by partition
+  std::unordered_map<uint64_t, Call*> inflight_;  // request id -> call in Exchange()
+  uint64_t next_request_id_ = 1;                  // 0 is the node's "whole message" id
+  internal::AddressCache addresses_;
+  Stats stats_;
+};
+
+}  // namespace rampart::txn

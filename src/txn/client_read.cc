@@ -1,0 +1,266 @@
+// Client reads: round 1 by GET (rpc), GET+ (ring) or GET* (one-sided reads
+// through the address cache), then RAMP-Fast's repair round by timestamp.
+#include <algorithm>
+#include <cstring>
+
+#include "txn/client_impl.h"
+
+namespace rampart::txn {
+
+namespace wire = kv::wire;
+using internal::OutgoingRequest;
+using internal::PartitionGroup;
+
+namespace {
+
+// The one-sided reads of one GET* round. Shared with the read completions,
+// which may run after the round gave up waiting (timeout): they only touch
+// this state, never the caller's.
+struct SlotReads {
+  struct Read {
+    size_t index = 0;  // into the round's keys
+    uint32_t partition = 0;
+    wire::SlotAddress slot;
+    size_t at = 0;  // in `buffer`
+    bool done = false;
+    Status status;
+  };
+  std::vector<Read> reads;
+  std::shared_ptr<std::vector<std::byte>> buffer = std::make_shared<std::vector<std::byte>>();
+  size_t pending = 0;
+};
+
+}  // namespace
+
+const transport::RemoteRegion* Client::Impl::LiveArena(uint32_t partition) {
+  const Link& link = links_[partition];
+  if (!link.endpoint || !link.endpoint->connected() || !link.arena.valid()) return nullptr;
+  return &link.arena;
+}
+
+Status Client::Impl::ImportArenas(std::span<const PartitionGroup> groups) {
+  std::vector<OutgoingRequest> reqs;
+  for (const PartitionGroup& g : groups) {
+    if (LiveArena(g.partition) != nullptr) continue;
+    OutgoingRequest req;
+    req.partition = g.partition;
+    req.request_id = TakeIds(1);
+    req.type = wire::MsgType::kDescribe;
+    wire::RequestWriter(&req.message).Describe(static_cast<uint16_t>(g.partition), req.request_id);
+    reqs.push_back(std::move(req));
+  }
+  if (reqs.empty()) return Status::Ok();
+  std::vector<Call> calls;
+  RAMPART_RETURN_IF_ERROR(Exchange(reqs, calls, Route::kRing));
+  for (const Call& c : calls) {
+    Link& link = links_[c.partition];
+    if (c.epoch != link.epoch || !link.endpoint) continue;  // reconnected meanwhile: next round
+    const std::string_view d = c.arena.descriptor;
+    auto imported = link.endpoint->Import(
+        std::span<const std::byte>(reinterpret_cast<const std::byte*>(d.data()), d.size()));
+    if (!imported.ok()) {
+      return imported.status().WithContext(StrCat(Where(c.partition), ": importing the arena"));
+    }
+    link.arena = std::move(*imported);
+  }
+  return Status::Ok();
+}
+
+Status Client::Impl::GetRound(std::span<const std::string_view> keys,
+                              std::span<const PartitionGroup> groups,
+                              std::vector<wire::GetResult>& results, std::vector<Call>& calls) {
+  auto gets = internal::BuildGetRequests(keys, groups, TakeIds(groups.size()));
+  std::vector<Call> round;
+  RAMPART_RETURN_IF_ERROR(Exchange(gets, round, ReadRoute()));
+  const bool cache = options_.get_mode == GetMode::kRead;
+  for (size_t r = 0; r < gets.size(); ++r) {
+    for (size_t j = 0; j < gets[r].indices.size(); ++j) {
+      const size_t i = gets[r].indices[j];
+      results[i] = round[r].results[j];
+      if (!cache) continue;
+      if (results[i].found) {
+        addresses_.Put(keys[i], {gets[r].partition, round[r].epoch, results[i].slot});
+      } else {
+        addresses_.Erase(keys[i]);
+      }
+    }
+  }
+  for (Call& c : round) calls.push_back(std::move(c));  // moving keeps the held bytes
+  return Status::Ok();
+}
+
+Status Client::Impl::ReadRound(std::span<const std::string_view> keys,
+                               std::span<const PartitionGroup> groups,
+                               std::vector<wire::GetResult>& results, std::vector<Call>& calls) {
+  RAMPART_RETURN_IF_ERROR(ImportArenas(groups));
+
+  // Plan: a read for every key with a usable address, GET+ for the rest.
+  auto state = std::make_shared<SlotReads>();
+  std::vector<size_t> misses;
+  size_t total = 0;
+  for (const PartitionGroup& g : groups) {
+    const bool live = LiveArena(g.partition) != nullptr;
+    for (size_t i : g.indices) {
+      const internal::AddressCache::Entry* e = addresses_.Find(keys[i]);
+      if (!live || e == nullptr || e->partition != g.partition ||
+          e->epoch != links_[g.partition].epoch ||
+          e->slot.bytes > options_.limits.max_message_bytes) {
+        ++stats_.cache_misses;
+        misses.push_back(i);
+        continue;
+      }
+      state->reads.push_back({i, g.partition, e->slot, total});
+      total += (e->slot.bytes + 7) & ~size_t{7};
+    }
+  }
+
+  // Issue: a plain copy where the arena is mapped here (shared memory),
+  // a one-sided read through the endpoint otherwise.
+  state->buffer->resize(total);
+  for (SlotReads::Read& read : state->reads) {
+    const transport::RemoteRegion* arena = LiveArena(read.partition);
+    std::byte* into = state->buffer->data() + read.at;
+    if (arena == nullptr) {
+      read.done = true;
+      read.status = Unavailable(Where(read.partition), ": connection lost");
+      continue;
+    }
+    if (const std::byte* direct = arena->DirectPointer(read.slot.offset, read.slot.bytes)) {
+      std::memcpy(into, direct, read.slot.bytes);
+      read.done = true;
+      continue;
+    }
+    transport::IoSlice slice{into, read.slot.bytes};
+    ++state->pending;
+    Status st = links_[read.partition].endpoint->Read(
+        *arena, read.slot.offset, std::span<const transport::IoSlice>(&slice, 1),
+        [state, &read](Status s) {
+          read.done = true;
+          read.status = std::move(s);
+          --state->pending;
+        });
+    if (!st.ok()) {
+      --state->pending;
+      read.done = true;
+      read.status = st;
+    }
+  }
+  const auto deadline = std::chrono::steady_clock::now() + options_.request_timeout;
+  while (state->pending > 0) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) break;  // the reads still out fall back to GET+
+    fabric_->Wait(std::chrono::ceil<std::chrono::milliseconds>(deadline - now));
+  }
+
+  // Check: only slots that pass every check are accepted (Algorithm 3).
+  for (const SlotReads::Read& read : state->reads) {
+    const std::string_view key = keys[read.index];
+    if (read.done && read.status.ok()) {
+      auto got = internal::ParseSlotRead(
+          std::span<const std::byte>(state->buffer->data() + read.at, read.slot.bytes), key,
+          read.slot, options_.limits);
+      if (got.ok()) {
+        results[read.index] = *got;
+        ++stats_.slot_reads;
+        continue;
+      }
+    }
+    ++stats_.slot_rejects;
+    addresses_.Erase(key);
+    misses.push_back(read.index);
+  }
+  if (!state->reads.empty()) {
+    Call hold;  // keeps the read buffer the accepted results view alive
+    hold.done = true;
+    hold.hold = state->buffer;
+    calls.push_back(std::move(hold));
+  }
+  if (misses.empty()) return Status::Ok();
+
+  // Fallback: GET+ for the misses, which refreshes their addresses.
+  std::sort(misses.begin(), misses.end());
+  std::vector<std::string_view> miss_keys;
+  miss_keys.reserve(misses.size());
+  for (size_t i : misses) miss_keys.push_back(keys[i]);
+  std::vector<PartitionGroup> miss_groups = internal::GroupByPartition(miss_keys, PartitionFn());
+  std::vector<wire::GetResult> miss_results(miss_keys.size());
+  RAMPART_RETURN_IF_ERROR(GetRound(miss_keys, miss_groups, miss_results, calls));
+  for (size_t k = 0; k < misses.size(); ++k) results[misses[k]] = miss_results[k];
+  return Status::Ok();
+}
+
+Status Client::Impl::ReadVersions(std::span<const std::string_view> keys,
+                                  std::span<const PartitionGroup> groups, bool repair,
+                                  std::vector<wire::GetResult>& results,
+                                  std::vector<Call>& calls) {
+  results.assign(keys.size(), wire::GetResult());
+  calls.clear();
+  if (options_.get_mode == GetMode::kRead) {
+    RAMPART_RETURN_IF_ERROR(ReadRound(keys, groups, results, calls));
+  } else {
+    RAMPART_RETURN_IF_ERROR(GetRound(keys, groups, results, calls));
+  }
+  if (!repair) return Status::Ok();
+
+  std::vector<uint64_t> need = internal::ComputeRepairTimestamps(keys, results);
+  auto by_ts = internal::BuildRepairRequests(keys, need, groups, next_request_id_);
+  if (by_ts.empty()) return Status::Ok();
+  TakeIds(by_ts.size());
+  ++stats_.repair_rounds;
+  std::vector<Call> round2;
+  RAMPART_RETURN_IF_ERROR(Exchange(by_ts, round2, ReadRoute()));
+  for (size_t r = 0; r < by_ts.size(); ++r) {
+    for (size_t j = 0; j < by_ts[r].indices.size(); ++j) {
+      size_t i = by_ts[r].indices[j];
+      const wire::GetResult& got = round2[r].results[j];
+      if (!got.found) {
+        // Only GC removes a version a sibling names (the writer prepared
+        // every partition before committing any): the read took longer than
+        // the grace period. The caller may retry.
+        return Aborted("key \"", keys[i], "\" at ts ", need[i], " on ",
+                       Where(by_ts[r].partition),
+                       " is gone (reclaimed before the repair read); retry the read");
+      }
+      results[i] = got;
+      ++stats_.repaired_keys;
+    }
+  }
+  for (Call& c : round2) calls.push_back(std::move(c));
+  return Status::Ok();
+}
+
+Result<std::vector<std::optional<std::string>>> Client::Impl::Read(
+    const std::vector<std::string>& keys) {
+  std::vector<std::optional<std::string>> out(keys.size());
+  if (keys.empty()) return out;
+  internal::DistinctKeys distinct = internal::Deduplicate(keys);
+  std::vector<PartitionGroup> groups = internal::GroupByPartition(distinct.keys, PartitionFn());
+  ++stats_.transactions;
+
+  std::vector<wire::GetResult> results;
+  std::vector<Call> calls;  // owns the reply bytes `results` views
+  Status s;
+  switch (options_.isolation) {
+    case Isolation::kRamp:
+      s = ReadVersions(distinct.keys, groups, /*repair=*/true, results, calls);
+      break;
+    case Isolation::kNone:
+      s = ReadVersions(distinct.keys, groups, /*repair=*/false, results, calls);
+      break;
+    case Isolation::kS2pl: {
+      uint64_t txn = timestamps_->Next();
+      std::vector<uint32_t> touched;
+      s = LockAll(distinct.keys, groups, kv::LockMode::kShared, txn, &touched);
+      if (s.ok()) s = ReadVersions(distinct.keys, groups, /*repair=*/false, results, calls);
+      UnlockAll(touched, txn);
+      break;
+    }
+  }
+  RAMPART_RETURN_IF_ERROR(s);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    out[i] = internal::VisibleValue(results[distinct.position[i]]);
+  }
+  return out;
+}
+
+}  // namespace rampart::txn
