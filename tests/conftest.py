@@ -38,11 +38,13 @@ def free_ports(n):
             s.close()
 
 
-def cluster_toml(backend, ports):
+def cluster_toml(backend, ports, ucx_tls="", grace_ms=1000):
     text = (
         '[cluster]\nname = "pytest"\n'
         f'[transport]\nbackend = "{backend}"\n'
-        '[kv]\npartitions_per_node = 1\narena_bytes = "32MiB"\ngrace_ms = 1000\n'
+        f'[transport.ucx]\ntls = "{ucx_tls}"\n'
+        '[kv]\npartitions_per_node = 1\narena_bytes = "32MiB"\n'
+        f'grace_ms = {grace_ms}\n'
     )
     for i, port in enumerate(ports):
         text += f'[[nodes]]\nid = {i}\nhost = "127.0.0.1"\nport = {port}\n'
@@ -69,10 +71,10 @@ def wait_gone(pids, timeout_s=5.0):
 
 
 class Cluster:
-    def __init__(self, backend, tmp_path):
+    def __init__(self, backend, tmp_path, ucx_tls="", grace_ms=1000):
         self.backend = backend
         self.config = tmp_path / f"cluster-{backend}.toml"
-        self.config.write_text(cluster_toml(backend, free_ports(4)))
+        self.config.write_text(cluster_toml(backend, free_ports(4), ucx_tls, grace_ms))
         self.stdout_path = tmp_path / "up.stdout"
         self.stderr_path = tmp_path / "up.stderr"
         self.proc = None
@@ -127,7 +129,22 @@ class Cluster:
 
 @pytest.fixture(params=["tcp", "ucx"])
 def cluster(request, tmp_path):
-    c = Cluster(request.param, tmp_path)
+    yield from run_cluster(Cluster(request.param, tmp_path))
+
+
+# The one-sided data path over UCX on shared memory and over UCX's tcp
+# transport, with an aggressive GC (versions reclaimed ~1 ms after they are
+# superseded, at the node's next 100 ms tick) so slots are reused constantly.
+@pytest.fixture(params=["ucx-shm", "ucx-tcp"])
+def ucx_cluster(request, tmp_path):
+    tls = "tcp" if request.param == "ucx-tcp" else ""
+    c = Cluster("ucx", tmp_path, ucx_tls=tls, grace_ms=1)
+    c.flavour = request.param
+    yield from run_cluster(c)
+
+
+def run_cluster(c):
+    """Starts `c`, yields it, and stops it and every node process it started."""
     try:
         c.start()
         yield c

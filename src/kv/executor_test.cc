@@ -306,6 +306,22 @@ TEST_F(ExecutorTest, KeyOverTheLimitIsRefused) {
   EXPECT_FALSE(r.ok());
 }
 
+TEST_F(ExecutorTest, DescribeAnswersTheExposedArena) {
+  std::vector<std::byte> req;
+  wire::RequestWriter(&req).Describe(kPartition, 9);
+  wire::Reply r = One(req);
+  EXPECT_EQ(r.header.status, StatusCode::kNotSupported);  // nothing exposed (tcp)
+  EXPECT_NE(r.error.find("get mode rpc or ring"), std::string_view::npos) << r.error;
+
+  const std::vector<std::byte> descriptor = {std::byte{1}, std::byte{2}, std::byte{3}};
+  exec_.ExposeArena(descriptor);
+  r = One(req);
+  ASSERT_TRUE(r.ok()) << r.ToStatus().ToString();
+  EXPECT_EQ(r.header.type, static_cast<uint8_t>(MsgType::kDescribe));
+  EXPECT_EQ(r.arena.arena_bytes, 8u << 20);
+  EXPECT_EQ(r.arena.descriptor, std::string_view("\x01\x02\x03", 3));
+}
+
 class SmallExecutorTest : public ExecutorTest {
  protected:
   static ExecutorOptions Small() {

@@ -1,10 +1,6 @@
 #include "kv/node.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <optional>
@@ -12,46 +8,13 @@
 #include <vector>
 
 #include "kv/protocol.h"
+#include "kv/test_ports.h"
 #include "transport/config_options.h"
 
 namespace rampart::kv {
 namespace {
 
 using namespace std::chrono_literals;
-
-// A TCP socket on 127.0.0.1:port (0: any free port), optionally listening.
-class BoundSocket {
- public:
-  explicit BoundSocket(uint16_t port, bool listen_too = false) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(port);
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return;
-    if (listen_too && listen(fd_, 1) != 0) return;
-    socklen_t len = sizeof a;
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-  }
-  ~BoundSocket() { close(fd_); }
-  uint16_t port() const { return port_; }  // 0: bind failed
-
- private:
-  int fd_ = -1;
-  uint16_t port_ = 0;
-};
-
-// A port p with p and p + 1 free right now.
-uint16_t FreePortPair() {
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    BoundSocket first(0);
-    if (first.port() == 0 || first.port() == 65535) continue;
-    BoundSocket second(static_cast<uint16_t>(first.port() + 1));
-    if (second.port() != 0) return first.port();
-  }
-  return 0;
-}
 
 // Two nodes, two partitions each; only node 0 is started by the tests, so
 // node 0 serves partitions 0 and 2 on base and base + 1.

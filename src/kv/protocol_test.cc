@@ -412,3 +412,40 @@ TEST(ProtocolTest, RandomGarbageNeverCrashes) {
 
 }  // namespace
 }  // namespace rampart::kv::wire
+
+namespace rampart::kv::wire {
+namespace {
+
+TEST(ProtocolTest, DescribeRoundTripAndTruncation) {
+  std::vector<std::byte> req;
+  RequestWriter(&req).Describe(5, 77);
+  auto decoded = DecodeRequests(req, ProtocolLimits());
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  ASSERT_EQ(decoded->size(), 1u);
+  EXPECT_EQ((*decoded)[0].header.type, MsgType::kDescribe);
+  EXPECT_EQ((*decoded)[0].header.partition, 5);
+  EXPECT_TRUE(std::holds_alternative<DescribeRequest>((*decoded)[0].body));
+  EXPECT_EQ(MsgTypeName(MsgType::kDescribe), "DESCRIBE");
+
+  const std::string descriptor("\x01\x00rkey-bytes\xff", 13);
+  std::vector<std::byte> rep;
+  ReplyWriter(&rep).Arena(5, 77, ArenaInfo{64u << 20, descriptor});
+  auto replies = DecodeReplies(rep, ProtocolLimits());
+  ASSERT_TRUE(replies.ok()) << replies.status().ToString();
+  ASSERT_EQ(replies->size(), 1u);
+  EXPECT_TRUE((*replies)[0].ok());
+  EXPECT_EQ((*replies)[0].arena.arena_bytes, 64u << 20);
+  EXPECT_EQ((*replies)[0].arena.descriptor, descriptor);
+  for (size_t len = 0; len < rep.size(); ++len) {
+    EXPECT_FALSE(DecodeReplies(std::span(rep).first(len), ProtocolLimits()).ok()) << len;
+  }
+  // A body on a DESCRIBE request is trailing garbage.
+  std::vector<std::byte> bad = req;
+  bad.push_back(std::byte{0});
+  bad[4 + 4] = std::byte{1};  // body_len 1
+  auto r = DecodeRequests(bad, ProtocolLimits());
+  EXPECT_FALSE(r.ok());
+}
+
+}  // namespace
+}  // namespace rampart::kv::wire

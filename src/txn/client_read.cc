@@ -92,6 +92,11 @@ Status Client::Impl::GetRound(std::span<const std::string_view> keys,
 Status Client::Impl::ReadRound(std::span<const std::string_view> keys,
                                std::span<const PartitionGroup> groups,
                                std::vector<wire::GetResult>& results, std::vector<Call>& calls) {
+  // Learn about connections that failed since the last call before trusting
+  // any address: a dead node's memory may still read "fine" (UCX_NOTES), and
+  // reads through a direct pointer never pass through Progress() themselves.
+  for (int i = 0; i < 16 && fabric_->Progress() > 0; ++i) {
+  }
   RAMPART_RETURN_IF_ERROR(ImportArenas(groups));
 
   // Plan: a read for every key with a usable address, GET+ for the rest.

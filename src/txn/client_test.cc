@@ -495,8 +495,14 @@ TEST(ClientOptionsTest, NamesRoundTrip) {
     EXPECT_EQ(*parsed, i);
   }
   EXPECT_FALSE(ParseIsolation("serializable").ok());
-  EXPECT_EQ(*ParseGetMode("rpc"), GetMode::kRpc);
-  EXPECT_FALSE(ParseGetMode("read").ok());
+  for (GetMode m : {GetMode::kRpc, GetMode::kRing, GetMode::kRead}) {
+    EXPECT_EQ(*ParseGetMode(GetModeName(m)), m);
+  }
+  for (PutMode m : {PutMode::kRpc, PutMode::kRing}) {
+    EXPECT_EQ(*ParsePutMode(PutModeName(m)), m);
+  }
+  EXPECT_FALSE(ParseGetMode("star").ok());
+  EXPECT_FALSE(ParsePutMode("read").ok());
 }
 
 }  // namespace

@@ -1,0 +1,302 @@
+// The one-sided data path end to end: txn::Client in every get/put mode
+// against in-process kv-nodes (kv::KvNode, one partition each) over UCX on
+// shared memory — GET+/PUT+ over message channels, GET* through the address
+// cache, slot reuse under aggressive GC, and dead or replaced nodes.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "kv/node.h"
+#include "kv/test_ports.h"
+#include "transport/config_options.h"
+#include "txn/client.h"
+
+namespace rampart::txn {
+namespace {
+
+using namespace std::chrono_literals;
+
+// `n` kv-nodes of one partition each, in this process.
+class LocalCluster {
+ public:
+  LocalCluster(int n, uint32_t grace_ms) {
+    config_ = *ParseClusterConfig("", "one_sided_test");
+    config_.transport.backend = "ucx";
+    config_.kv.partitions_per_node = 1;
+    config_.kv.arena_bytes = 16 << 20;
+    config_.kv.grace_ms = grace_ms;
+    for (int i = 0; i < n; ++i) {
+      kv::BoundSocket probe(0);
+      config_.nodes.push_back(NodeConfig{static_cast<uint32_t>(i), "127.0.0.1", probe.port()});
+    }
+    config_.nodes.erase(config_.nodes.begin(), config_.nodes.end() - n);  // drop the defaults
+    nodes_.resize(n);
+    for (int i = 0; i < n; ++i) Restart(i);
+  }
+
+  void Stop(int i) { nodes_[i].reset(); }
+  void Restart(int i) {
+    auto node = kv::KvNode::Start(config_, static_cast<uint32_t>(i));
+    ASSERT_TRUE(node.ok()) << node.status().ToString();
+    nodes_[i] = std::move(*node);
+  }
+
+  ClientOptions Options(GetMode get, PutMode put, Isolation isolation = Isolation::kRamp) const {
+    static std::atomic<uint32_t> next_client_id{1};
+    ClientOptions o;
+    o.nodes = config_.nodes;
+    o.partitions_per_node = 1;
+    o.fabric = transport::FabricOptionsFromConfig(config_.transport);
+    o.channel.ring_bytes = 64 << 10;
+    o.get_mode = get;
+    o.put_mode = put;
+    o.isolation = isolation;
+    o.client_id = next_client_id++;
+    o.request_timeout = 5s;
+    return o;
+  }
+
+  std::unique_ptr<Client> Connect(GetMode get, PutMode put,
+                                  Isolation isolation = Isolation::kRamp) const {
+    auto c = Client::Connect(Options(get, put, isolation));
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? std::move(*c) : nullptr;
+  }
+
+ private:
+  ClusterConfig config_;
+  std::vector<std::unique_ptr<kv::KvNode>> nodes_;
+};
+
+std::vector<std::string> Keys(int n, const std::string& prefix = "k") {
+  std::vector<std::string> keys;
+  for (int i = 0; i < n; ++i) keys.push_back(prefix + std::to_string(i));
+  return keys;
+}
+
+Status PutAll(Client& c, const std::vector<std::string>& keys, const std::string& tag) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const auto& k : keys) pairs.emplace_back(k, k + "=" + tag);
+  return c.MultiPut(pairs);
+}
+
+void ExpectAll(Client& c, const std::vector<std::string>& keys, const std::string& tag) {
+  auto got = c.MultiGet(keys);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_TRUE((*got)[i].has_value()) << keys[i];
+    EXPECT_EQ(*(*got)[i], keys[i] + "=" + tag);
+  }
+}
+
+// ---------------------------------------------------------------------------
+
+using Modes = std::tuple<GetMode, PutMode>;
+class ModesTest : public ::testing::TestWithParam<Modes> {};
+
+TEST_P(ModesTest, ReadsWhatWasWrittenAcrossPartitions) {
+  LocalCluster cluster(2, /*grace_ms=*/1000);
+  auto [get, put] = GetParam();
+  auto writer = cluster.Connect(get, put);
+  auto reader = cluster.Connect(get, put);
+  ASSERT_TRUE(writer && reader);
+  const auto keys = Keys(16);
+  ASSERT_TRUE(PutAll(*writer, keys, "1").ok());
+  ExpectAll(*reader, keys, "1");
+  ExpectAll(*reader, keys, "1");
+  ASSERT_TRUE(PutAll(*writer, keys, "2").ok());
+  ExpectAll(*reader, keys, "2");
+  ASSERT_TRUE(writer->Del("k3").ok());
+  auto gone = reader->Get("k3");
+  ASSERT_TRUE(gone.ok()) << gone.status().ToString();
+  EXPECT_FALSE(gone->has_value());
+  auto absent = reader->Get("never-written");
+  ASSERT_TRUE(absent.ok());
+  EXPECT_FALSE(absent->has_value());
+
+  const Client::Stats s = reader->stats();
+  if (get == GetMode::kRead) {
+    // Read 1 learns the addresses, read 2 uses them, read 3 finds them all
+    // superseded by the second write.
+    EXPECT_EQ(s.slot_reads, 16u);
+    EXPECT_GE(s.slot_rejects, 16u);
+  } else {
+    EXPECT_EQ(s.slot_reads + s.slot_rejects + s.cache_misses, 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllModes, ModesTest,
+    ::testing::Combine(::testing::Values(GetMode::kRpc, GetMode::kRing, GetMode::kRead),
+                       ::testing::Values(PutMode::kRpc, PutMode::kRing)),
+    [](const ::testing::TestParamInfo<Modes>& info) {
+      return StrCat("get_", GetModeName(std::get<0>(info.param)), "_put_",
+                    PutModeName(std::get<1>(info.param)));
+    });
+
+TEST(GetStarTest, StaleAddressFallsBackToGetPlusAndIsRefreshed) {
+  LocalCluster cluster(1, /*grace_ms=*/1000);
+  auto writer = cluster.Connect(GetMode::kRpc, PutMode::kRing);
+  auto reader = cluster.Connect(GetMode::kRead, PutMode::kRing);
+  ASSERT_TRUE(writer && reader);
+  ASSERT_TRUE(writer->Put("a", "v1").ok());
+  EXPECT_EQ(*reader->Get("a"), "v1");  // miss: GET+, address cached
+  EXPECT_EQ(*reader->Get("a"), "v1");  // one-sided
+  EXPECT_EQ(reader->stats().cache_misses, 1u);
+  EXPECT_EQ(reader->stats().slot_reads, 1u);
+  ASSERT_TRUE(writer->Put("a", "v2").ok());
+  EXPECT_EQ(*reader->Get("a"), "v2");  // the old slot is no longer VALID: refused
+  EXPECT_EQ(reader->stats().slot_rejects, 1u);
+  EXPECT_EQ(*reader->Get("a"), "v2");  // the refreshed address
+  EXPECT_EQ(reader->stats().slot_reads, 2u);
+}
+
+TEST(GetStarTest, ReclaimedAndReusedSlotIsNeverAccepted) {
+  // grace 0: a superseded slot is freed at the node's next tick (100 ms) and
+  // handed to the next write of its size class with a new gen.
+  LocalCluster cluster(1, /*grace_ms=*/0);
+  auto writer = cluster.Connect(GetMode::kRpc, PutMode::kRing);
+  auto reader = cluster.Connect(GetMode::kRead, PutMode::kRing);
+  ASSERT_TRUE(writer && reader);
+  ASSERT_TRUE(writer->Put("a", "old-value").ok());
+  EXPECT_EQ(*reader->Get("a"), "old-value");  // caches a's slot
+  ASSERT_TRUE(writer->Put("a", "new-value").ok());
+  std::this_thread::sleep_for(300ms);          // the old slot is reclaimed
+  ASSERT_TRUE(writer->Put("b", "bbb-value").ok());  // same class: likely a's old slot
+  for (int i = 0; i < 3; ++i) {
+    auto got = reader->Get("a");
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(**got, "new-value");
+  }
+  EXPECT_EQ(reader->stats().slot_rejects, 1u);
+  EXPECT_EQ(reader->stats().slot_reads, 2u);
+}
+
+// Writers overwrite a few keys as fast as they can (grace 0, so slots are
+// reclaimed and reused all the time) while readers use GET*. Every value a
+// reader accepts must be one a writer wrote for that key.
+TEST(GetStarTest, TortureEveryAcceptedReadIsAWrittenVersion) {
+  LocalCluster cluster(2, /*grace_ms=*/0);
+  constexpr int kKeys = 8;
+  const auto keys = Keys(kKeys, "t");
+  std::mutex mu;
+  std::map<std::string, std::set<std::string>> written;  // GUARDED_BY(mu)
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> bad{0}, reads{0}, writes{0}, errors{0};
+  Client::Stats totals;
+
+  auto writer = [&](int w) {
+    auto c = cluster.Connect(GetMode::kRpc, PutMode::kRing, Isolation::kNone);
+    if (!c) return;
+    std::mt19937 rng(w);
+    for (uint64_t n = 0; !stop && n < 200'000; ++n) {
+      const std::string& key = keys[rng() % kKeys];
+      // Lengths vary within one slot size class and across two.
+      std::string value = StrCat(key, "|w", w, "|", n, "|");
+      value.append(rng() % 96, static_cast<char>('a' + n % 26));
+      {
+        std::lock_guard lock(mu);
+        written[key].insert(value);
+      }
+      if (c->Put(key, value).ok()) ++writes; else ++errors;
+    }
+  };
+  auto reader = [&](int r) {
+    auto c = cluster.Connect(GetMode::kRead, PutMode::kRing, Isolation::kNone);
+    if (!c) return;
+    std::mt19937 rng(100 + r);
+    for (uint64_t n = 0; !stop && n < 400'000; ++n) {
+      std::vector<std::string> ask;
+      for (int i = 0; i < 4; ++i) ask.push_back(keys[rng() % kKeys]);
+      auto got = c->MultiGet(ask);
+      if (!got.ok()) {
+        ++errors;
+        continue;
+      }
+      ++reads;
+      std::lock_guard lock(mu);
+      for (size_t i = 0; i < ask.size(); ++i) {
+        if ((*got)[i] && !written[ask[i]].contains(*(*got)[i])) {
+          if (bad++ == 0) ADD_FAILURE() << ask[i] << " read as never-written \"" << *(*got)[i] << "\"";
+        }
+      }
+    }
+    std::lock_guard lock(mu);
+    const Client::Stats s = c->stats();
+    totals.slot_reads += s.slot_reads;
+    totals.slot_rejects += s.slot_rejects;
+    totals.cache_misses += s.cache_misses;
+  };
+  std::vector<std::thread> threads;
+  threads.emplace_back(writer, 0);
+  threads.emplace_back(reader, 0);
+  std::this_thread::sleep_for(3s);
+  stop = true;
+  for (auto& t : threads) t.join();
+
+  const uint64_t keys_read = totals.slot_reads + totals.slot_rejects + totals.cache_misses;
+  std::printf("torture: %llu writes, %llu reads (%llu keys): %llu slot reads accepted, %llu "
+              "refused, %llu misses; fallback rate %.4f\n",
+              static_cast<unsigned long long>(writes.load()),
+              static_cast<unsigned long long>(reads.load()),
+              static_cast<unsigned long long>(keys_read),
+              static_cast<unsigned long long>(totals.slot_reads),
+              static_cast<unsigned long long>(totals.slot_rejects),
+              static_cast<unsigned long long>(totals.cache_misses),
+              keys_read == 0 ? 0.0
+                             : static_cast<double>(totals.slot_rejects + totals.cache_misses) /
+                                   static_cast<double>(keys_read));
+  EXPECT_EQ(bad.load(), 0u);
+  EXPECT_EQ(errors.load(), 0u);
+  EXPECT_GT(writes.load(), 100u);
+  EXPECT_GT(totals.slot_reads, 100u);   // the one-sided path was exercised...
+  EXPECT_GT(totals.slot_rejects, 0u);   // ...and so was its fallback
+}
+
+TEST(GetStarTest, AddressesOfADeadNodeAreNeverUsed) {
+  LocalCluster cluster(1, /*grace_ms=*/1000);
+  auto writer = cluster.Connect(GetMode::kRpc, PutMode::kRing);
+  auto reader = cluster.Connect(GetMode::kRead, PutMode::kRing);
+  ASSERT_TRUE(writer && reader);
+  ASSERT_TRUE(writer->Put("a", "before").ok());
+  EXPECT_EQ(*reader->Get("a"), "before");
+  EXPECT_EQ(*reader->Get("a"), "before");
+  ASSERT_EQ(reader->stats().slot_reads, 1u);
+
+  cluster.Stop(0);
+  auto while_down = reader->Get("a");
+  EXPECT_FALSE(while_down.ok()) << "read a dead node's memory: " << **while_down;
+
+  // A new process on the same port starts empty: the old address must not be
+  // read against its arena.
+  cluster.Restart(0);
+  auto after = reader->Get("a");
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_FALSE(after->has_value());
+  EXPECT_EQ(reader->stats().slot_reads, 1u);
+}
+
+TEST(ClientModesTest, RingAndReadNeedUcx) {
+  ClientOptions o;
+  o.nodes = {NodeConfig{0, "127.0.0.1", 1}};
+  o.fabric.backend = transport::Backend::kTcp;
+  o.get_mode = GetMode::kRead;
+  auto c = Client::Connect(o);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(c.status().message().find("ucx"), std::string::npos) << c.status().ToString();
+  o.get_mode = GetMode::kRpc;
+  o.put_mode = PutMode::kRing;
+  EXPECT_FALSE(Client::Connect(o).ok());
+  o.put_mode = PutMode::kRpc;
+  EXPECT_TRUE(Client::Connect(o).ok());
+}
+
+}  // namespace
+}  // namespace rampart::txn
