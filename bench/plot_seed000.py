@@ -104,6 +104,10 @@ def fig4(cfg, points, path):
         if s == BOUND:
             r.set_hatch("//")
             r.set_facecolor("white")
+    for x, (_, _, p) in zip(xs, bars):
+        if p["results"]["errors"]:
+            ax.annotate(f"{p['results']['errors']} errors", (x, 0), xytext=(0, 4),
+                        textcoords="offset points", ha="center", color="red", fontsize=8)
     for x, v in zip(xs, vals):
         ax.annotate(kfmt(v) + (f"\n{v / base:.2f}x tcp" if base else ""), (x, v),
                     xytext=(0, 3), textcoords="offset points", ha="center", va="bottom", fontsize=8)
@@ -128,6 +132,10 @@ def lines(cfg, points, path, xkey, xs, fixed, title, xlabel, logx):
         label, colour, marker, style = SERIES[s]
         ys = [tps(p) for _, p in xy]
         ax.plot([x for x, _ in xy], ys, marker=marker, linestyle=style, color=colour, label=label)
+        bad = [(x, tps(p)) for x, p in xy if p["results"]["errors"]]
+        if bad:  # a failed txn (e.g. a timeout) stalls its thread: the point is suspect
+            ax.scatter(*zip(*bad), s=160, facecolors="none", edgecolors="red", linewidths=1.5,
+                       label=f"point with errors ({label.split(',')[0]})")
         if cfg.get("reps", 1) > 1:
             lo, hi = zip(*[spread(p) for _, p in xy])
             ax.errorbar([x for x, _ in xy], ys, yerr=[lo, hi], fmt="none", ecolor=colour, capsize=3)

@@ -36,17 +36,20 @@ txn::ClientOptions MakeClientOptions(const TxnBenchOptions& o, uint32_t client_i
   return c;
 }
 
-// Loads keys [0, K) in batches of up to 64 (one MultiPut each), bounded by
+// Loads keys [0, K) in transactions of txn_size keys (one MultiPut each), so
+// the loaded versions carry the workload's sibling lists, not longer ones
+// (a RAMP read checks every sibling of every version it returns). Bounded by
 // options.load_timeout.
 Status LoadKeys(const TxnBenchOptions& o) {
   auto client = txn::Client::Connect(MakeClientOptions(o, o.client_id_base + o.threads));
   if (!client.ok()) return client.status();
   const std::string value(o.value_size, 'L');
   const auto deadline = Clock::now() + o.load_timeout;
-  for (uint64_t first = 0; first < o.keys; first += 64) {
+  const uint64_t batch = std::max<uint64_t>(o.txn_size, 1);
+  for (uint64_t first = 0; first < o.keys; first += batch) {
     if (Clock::now() > deadline) return TimedOut("loading ", o.keys, " keys took too long");
     std::vector<std::pair<std::string, std::string>> pairs;
-    for (uint64_t i = first; i < std::min<uint64_t>(o.keys, first + 64); ++i) {
+    for (uint64_t i = first; i < std::min<uint64_t>(o.keys, first + batch); ++i) {
       pairs.emplace_back(KeyName(i), value);
     }
     RAMPART_RETURN_IF_ERROR((*client)->MultiPut(pairs));

@@ -11,6 +11,10 @@
 // listens on the partition's host:port (kv/placement.h) and loops: every
 // message goes to its PartitionExecutor, the replies are sent back; closed
 // connections are reported to the executor; Tick runs about every 100 ms.
+// Requests arrive as two-sided messages or over message channels that clients
+// open (GET+/PUT+); each is answered the way it came. On ucx the arena's
+// descriptor is given to the executor, which hands it to GET* clients
+// (DESCRIBE) so they read slots one-sidedly.
 //
 // Thread-safety: Start, Stop, ready and the accessors may be called from any
 // thread; Stop may be called concurrently and more than once. The partition

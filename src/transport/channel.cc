@@ -387,6 +387,13 @@ bool ChannelImpl::PrepareToSleep() {
   return !HasWork();
 }
 
+void ChannelImpl::OnDoorbell() {
+  // Without this, a thread that announced, then stayed awake for another
+  // channel's work (Fabric::Wait returns without Awake()), would later sleep
+  // on a stale kAnnounced while the peer sees no announcement: a lost wake-up.
+  if (sleep_ == SleepState::kAnnounced) sleep_ = SleepState::kAwake;
+}
+
 void ChannelImpl::Awake() {
   if (sleep_ == SleepState::kAwake || state_ != State::kOpen) return;
   sleep_ = SleepState::kAwake;
@@ -489,7 +496,10 @@ void Fabric::Internal::DeliverControl(const std::shared_ptr<EndpointBase>& ep,
       }
       return;
     case ControlType::kDoorbell:
-      return;  // waking up was the point; PollChannels reads the ring
+      // Waking up was the point (PollChannels reads the ring); the channel
+      // only notes that its announcement is gone.
+      if (ChannelImpl* c = find(h.a); c != nullptr) c->OnDoorbell();
+      return;
   }
   spdlog::warn("transport: unknown control message type {} from {}", h.type, ep->peer_name());
 }

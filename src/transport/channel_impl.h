@@ -69,6 +69,9 @@ class ChannelImpl final : public Channel, public std::enable_shared_from_this<Ch
   int Poll();
   bool PrepareToSleep();
   void Awake();
+  // The peer rang our doorbell, which it does after clearing our sleep
+  // announcement: the next PrepareToSleep must announce again.
+  void OnDoorbell();
   void Fail(const Status& why);
   bool opening() const { return state_ == State::kOpening; }
   bool failed() const { return state_ == State::kFailed; }
