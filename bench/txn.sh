@@ -11,40 +11,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-5}"
 make build >/dev/null
-bin=build/release/rampart
 out=bench/results
 mkdir -p "$out"
-tmp=$(mktemp -d)
-up_pid=""
-cleanup() {
-  if [ -n "$up_pid" ] && kill -0 "$up_pid" 2>/dev/null; then
-    kill "$up_pid"; wait "$up_pid" || true
-  fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+nodes=4 partitions=1 spin_us=50 cluster_name=bench
+# shellcheck source=bench/cluster.sh
+. bench/cluster.sh
+bench_init build/release/rampart
 
 : > "$out/txn.txt"
 for transport in tcp ucx; do
-  {
-    printf '[cluster]\nname = "bench"\n[transport]\nbackend = "%s"\n' "$transport"
-    printf '[kv]\npartitions_per_node = 1\narena_bytes = "256MiB"\ngrace_ms = 2000\n'
-    for id in 0 1 2 3; do
-      printf '[[nodes]]\nid = %d\nhost = "127.0.0.1"\nport = %d\n' "$id" "$(free_port)"
-    done
-  } > "$tmp/cluster-$transport.toml"
-  "$bin" --config "$tmp/cluster-$transport.toml" up > "$tmp/up.log" 2>&1 &
-  up_pid=$!
-  for _ in $(seq 1 200); do grep -q '^ready' "$tmp/up.log" && break; sleep 0.1; done
-  grep -q '^ready' "$tmp/up.log" || { cat "$tmp/up.log"; exit 1; }
+  start_cluster "$transport"
   for isolation in s2pl ramp none; do
     echo "== $transport $isolation" | tee -a "$out/txn.txt"
-    "$bin" --config "$tmp/cluster-$transport.toml" --log-level warn bench txn \
+    "$bin" --config "$config" --log-level warn bench txn \
       --isolation "$isolation" --transport "$transport" --seconds "$seconds" \
       --transactions 1000000 --threads 2 --txn-size 8 --read-ratio 0.95 --keys 1000 \
       --value-size 1024 --json "$out/txn-$transport-$isolation.json" | tee -a "$out/txn.txt"
   done
-  kill "$up_pid"; wait "$up_pid" || true; up_pid=""
+  stop_cluster
 done

@@ -140,48 +140,55 @@ INSTANTIATE_TEST_SUITE_P(
                     PutModeName(std::get<1>(info.param)));
     });
 
-TEST(GetStarTest, StaleAddressFallsBackToGetPlusAndIsRefreshed) {
-  LocalCluster cluster(1, /*grace_ms=*/1000);
-  auto writer = cluster.Connect(GetMode::kRpc, PutMode::kRing);
-  auto reader = cluster.Connect(GetMode::kRead, PutMode::kRing);
-  ASSERT_TRUE(writer && reader);
-  ASSERT_TRUE(writer->Put("a", "v1").ok());
-  EXPECT_EQ(*reader->Get("a"), "v1");  // miss: GET+, address cached
-  EXPECT_EQ(*reader->Get("a"), "v1");  // one-sided
-  EXPECT_EQ(reader->stats().cache_misses, 1u);
-  EXPECT_EQ(reader->stats().slot_reads, 1u);
-  ASSERT_TRUE(writer->Put("a", "v2").ok());
-  EXPECT_EQ(*reader->Get("a"), "v2");  // the old slot is no longer VALID: refused
-  EXPECT_EQ(reader->stats().slot_rejects, 1u);
-  EXPECT_EQ(*reader->Get("a"), "v2");  // the refreshed address
-  EXPECT_EQ(reader->stats().slot_reads, 2u);
+// One node; a PUT+ writer and a GET* reader.
+class GetStarTest : public ::testing::Test {
+ protected:
+  void Start(uint32_t grace_ms) {
+    cluster_ = std::make_unique<LocalCluster>(1, grace_ms);
+    writer_ = cluster_->Connect(GetMode::kRpc, PutMode::kRing);
+    reader_ = cluster_->Connect(GetMode::kRead, PutMode::kRing);
+    ASSERT_TRUE(writer_ && reader_);
+  }
+  std::unique_ptr<LocalCluster> cluster_;
+  std::unique_ptr<Client> writer_, reader_;
+};
+
+TEST_F(GetStarTest, StaleAddressFallsBackToGetPlusAndIsRefreshed) {
+  ASSERT_NO_FATAL_FAILURE(Start(/*grace_ms=*/1000));
+  ASSERT_TRUE(writer_->Put("a", "v1").ok());
+  EXPECT_EQ(*reader_->Get("a"), "v1");  // miss: GET+, address cached
+  EXPECT_EQ(*reader_->Get("a"), "v1");  // one-sided
+  EXPECT_EQ(reader_->stats().cache_misses, 1u);
+  EXPECT_EQ(reader_->stats().slot_reads, 1u);
+  ASSERT_TRUE(writer_->Put("a", "v2").ok());
+  EXPECT_EQ(*reader_->Get("a"), "v2");  // the old slot is no longer VALID: refused
+  EXPECT_EQ(reader_->stats().slot_rejects, 1u);
+  EXPECT_EQ(*reader_->Get("a"), "v2");  // the refreshed address
+  EXPECT_EQ(reader_->stats().slot_reads, 2u);
 }
 
-TEST(GetStarTest, ReclaimedAndReusedSlotIsNeverAccepted) {
+TEST_F(GetStarTest, ReclaimedAndReusedSlotIsNeverAccepted) {
   // grace 0: a superseded slot is freed at the node's next tick (100 ms) and
   // handed to the next write of its size class with a new gen.
-  LocalCluster cluster(1, /*grace_ms=*/0);
-  auto writer = cluster.Connect(GetMode::kRpc, PutMode::kRing);
-  auto reader = cluster.Connect(GetMode::kRead, PutMode::kRing);
-  ASSERT_TRUE(writer && reader);
-  ASSERT_TRUE(writer->Put("a", "old-value").ok());
-  EXPECT_EQ(*reader->Get("a"), "old-value");  // caches a's slot
-  ASSERT_TRUE(writer->Put("a", "new-value").ok());
+  ASSERT_NO_FATAL_FAILURE(Start(/*grace_ms=*/0));
+  ASSERT_TRUE(writer_->Put("a", "old-value").ok());
+  EXPECT_EQ(*reader_->Get("a"), "old-value");  // caches a's slot
+  ASSERT_TRUE(writer_->Put("a", "new-value").ok());
   std::this_thread::sleep_for(300ms);          // the old slot is reclaimed
-  ASSERT_TRUE(writer->Put("b", "bbb-value").ok());  // same class: likely a's old slot
+  ASSERT_TRUE(writer_->Put("b", "bbb-value").ok());  // same class: likely a's old slot
   for (int i = 0; i < 3; ++i) {
-    auto got = reader->Get("a");
+    auto got = reader_->Get("a");
     ASSERT_TRUE(got.ok()) << got.status().ToString();
     EXPECT_EQ(**got, "new-value");
   }
-  EXPECT_EQ(reader->stats().slot_rejects, 1u);
-  EXPECT_EQ(reader->stats().slot_reads, 2u);
+  EXPECT_EQ(reader_->stats().slot_rejects, 1u);
+  EXPECT_EQ(reader_->stats().slot_reads, 2u);
 }
 
 // Writers overwrite a few keys as fast as they can (grace 0, so slots are
 // reclaimed and reused all the time) while readers use GET*. Every value a
 // reader accepts must be one a writer wrote for that key.
-TEST(GetStarTest, TortureEveryAcceptedReadIsAWrittenVersion) {
+TEST(GetStarTortureTest, EveryAcceptedReadIsAWrittenVersion) {
   LocalCluster cluster(2, /*grace_ms=*/0);
   constexpr int kKeys = 8;
   const auto keys = Keys(kKeys, "t");
@@ -259,27 +266,24 @@ TEST(GetStarTest, TortureEveryAcceptedReadIsAWrittenVersion) {
   EXPECT_GT(totals.slot_rejects, 0u);   // ...and so was its fallback
 }
 
-TEST(GetStarTest, AddressesOfADeadNodeAreNeverUsed) {
-  LocalCluster cluster(1, /*grace_ms=*/1000);
-  auto writer = cluster.Connect(GetMode::kRpc, PutMode::kRing);
-  auto reader = cluster.Connect(GetMode::kRead, PutMode::kRing);
-  ASSERT_TRUE(writer && reader);
-  ASSERT_TRUE(writer->Put("a", "before").ok());
-  EXPECT_EQ(*reader->Get("a"), "before");
-  EXPECT_EQ(*reader->Get("a"), "before");
-  ASSERT_EQ(reader->stats().slot_reads, 1u);
+TEST_F(GetStarTest, AddressesOfADeadNodeAreNeverUsed) {
+  ASSERT_NO_FATAL_FAILURE(Start(/*grace_ms=*/1000));
+  ASSERT_TRUE(writer_->Put("a", "before").ok());
+  EXPECT_EQ(*reader_->Get("a"), "before");
+  EXPECT_EQ(*reader_->Get("a"), "before");
+  ASSERT_EQ(reader_->stats().slot_reads, 1u);
 
-  cluster.Stop(0);
-  auto while_down = reader->Get("a");
+  cluster_->Stop(0);
+  auto while_down = reader_->Get("a");
   EXPECT_FALSE(while_down.ok()) << "read a dead node's memory: " << **while_down;
 
   // A new process on the same port starts empty: the old address must not be
   // read against its arena.
-  cluster.Restart(0);
-  auto after = reader->Get("a");
+  cluster_->Restart(0);
+  auto after = reader_->Get("a");
   ASSERT_TRUE(after.ok()) << after.status().ToString();
   EXPECT_FALSE(after->has_value());
-  EXPECT_EQ(reader->stats().slot_reads, 1u);
+  EXPECT_EQ(reader_->stats().slot_reads, 1u);
 }
 
 TEST(ClientModesTest, RingAndReadNeedUcx) {

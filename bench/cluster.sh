@@ -1,0 +1,95 @@
+# Shared by the bench/ scripts that run a local cluster (source it):
+#   bench_init BIN           temp dir $tmp (removed on exit, with the cluster
+#                            stopped by PID), BIN copied to $bin, bench/.venv
+#   start_cluster BACKEND    writes a cluster file for $nodes nodes x
+#                            $partitions partitions (backend, $spin_us,
+#                            $cluster_name), starts `rampart up` on it and
+#                            waits for "ready"; sets $config. Retried: a port
+#                            can be taken between the check and the bind.
+#   stop_cluster             SIGTERM by PID and wait
+# Callers set nodes, partitions, spin_us and cluster_name first.
+
+bench_init() {
+  tmp=$(mktemp -d)
+  up_pid=""
+  trap cleanup EXIT
+  trap 'exit 130' INT TERM
+  cp "$1" "$tmp/rampart"
+  bin="$tmp/rampart"
+  if [ ! -x bench/.venv/bin/python ]; then
+    python3 -m venv bench/.venv
+    bench/.venv/bin/pip install -q -r bench/requirements.txt
+  fi
+}
+
+cleanup() {
+  stop_cluster
+  rm -rf "$tmp"
+}
+
+# NODES base ports, each with base .. base+PARTITIONS-1 free on 127.0.0.1. They
+# come from 20000-32767, below the kernel's ephemeral range (32768-60999 here),
+# so the nodes' own outgoing connections cannot take one before it is bound.
+free_ports() {
+  python3 - "$nodes" "$partitions" <<'PY'
+import random, socket, sys
+nodes, n = int(sys.argv[1]), int(sys.argv[2])
+lo = 20000
+try:
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        hi = min(int(f.read().split()[0]), 65536) - n
+except OSError:
+    hi = 32768 - n
+if hi < lo + 1000:
+    hi = 32768 - n
+bases, used = [], set()
+while len(bases) < nodes:
+    base = random.randrange(lo, hi)
+    ports = range(base, base + n)
+    if used.intersection(ports):
+        continue
+    held, ok = [], True
+    for p in ports:
+        t = socket.socket()
+        try:
+            t.bind(("127.0.0.1", p)); held.append(t)
+        except OSError:
+            ok = False; break
+    for t in held:
+        t.close()
+    if ok:
+        bases.append(base); used.update(ports)
+print(" ".join(map(str, bases)))
+PY
+}
+
+start_cluster() {  # BACKEND; retried: a port can still be taken between check and bind
+  local cfg="$tmp/cluster-$1.toml" attempt id ports
+  for attempt in 1 2 3; do
+    read -r -a ports <<< "$(free_ports)"
+    {
+      printf '[cluster]\nname = "%s"\n[transport]\nbackend = "%s"\nspin_us = %d\n' "$cluster_name" "$1" "$spin_us"
+      printf '[kv]\npartitions_per_node = %d\narena_bytes = "256MiB"\ngrace_ms = 2000\n' "$partitions"
+      for id in $(seq 0 $((nodes - 1))); do
+        printf '[[nodes]]\nid = %d\nhost = "127.0.0.1"\nport = %d\n' "$id" "${ports[$id]}"
+      done
+    } > "$cfg"
+    "$bin" --config "$cfg" up > "$tmp/up.log" 2>&1 &
+    up_pid=$!
+    for _ in $(seq 1 200); do
+      grep -q '^ready' "$tmp/up.log" && break
+      kill -0 "$up_pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if grep -q '^ready' "$tmp/up.log"; then config="$cfg"; return 0; fi
+    echo "$0: $1 cluster did not start (attempt $attempt):" >&2
+    grep -v ' info: ' "$tmp/up.log" >&2 || true
+    stop_cluster
+  done
+  exit 1
+}
+
+stop_cluster() {
+  if [ -n "$up_pid" ]; then kill "$up_pid" 2>/dev/null || true; wait "$up_pid" || true; up_pid=""; fi
+}
+
