@@ -173,11 +173,7 @@ Result<TxnBenchResult> RunTxnBench(const TxnBenchOptions& o) {
       result.read_ops += local.read_ops;
       result.write_ops += local.write_ops;
       result.errors += local.errors;
-      const txn::Client::Stats stats = (*client)->stats();
-      result.repair_rounds += stats.repair_rounds;
-      result.slot_reads += stats.slot_reads;
-      result.slot_rejects += stats.slot_rejects;
-      result.cache_misses += stats.cache_misses;
+      result.client += (*client)->stats();
       if (result.first_error.empty()) result.first_error = error;
     });
   }
@@ -215,15 +211,13 @@ void PrintTxnTable(const TxnBenchResult& r, const TxnBenchOptions& o, std::ostre
   row("all", r.transactions, r.p50_ns, r.p99_ns);
   out << std::fixed << std::setprecision(0) << "txn/s " << r.txn_per_sec << "  ops/s "
       << r.ops_per_sec << std::setprecision(2) << "  over " << r.seconds << " s  (load "
-      << r.load_seconds << " s)  errors " << r.errors << "  repair rounds " << r.repair_rounds
+      << r.load_seconds << " s)  errors " << r.errors << "  repair rounds " << r.client.repair_rounds
       << "\n";
   if (o.client.get_mode == txn::GetMode::kRead) {
-    const uint64_t keys = r.slot_reads + r.slot_rejects + r.cache_misses;
-    out << "GET*: " << r.slot_reads << " slot reads accepted, " << r.slot_rejects
-        << " refused, " << r.cache_misses << " cache misses (fallback rate "
-        << std::setprecision(4)
-        << (keys == 0 ? 0.0 : static_cast<double>(r.slot_rejects + r.cache_misses) / keys)
-        << ")\n";
+    const txn::Client::Stats& c = r.client;
+    out << "GET*: " << c.slot_reads << " slot reads accepted, " << c.slot_rejects
+        << " refused, " << c.cache_misses << " cache misses (fallback rate "
+        << std::setprecision(4) << c.slot_fallback_rate() << ")\n";
   }
   out.unsetf(std::ios::floatfield);
   if (!r.first_error.empty()) out << "first error: " << r.first_error << "\n";
@@ -262,9 +256,9 @@ Status WriteTxnJson(const TxnBenchResult& r, const TxnBenchOptions& o, const std
       {"p50_ns", r.p50_ns},             {"p99_ns", r.p99_ns},
       {"read_p50_ns", r.read_p50_ns},   {"read_p99_ns", r.read_p99_ns},
       {"write_p50_ns", r.write_p50_ns}, {"write_p99_ns", r.write_p99_ns},
-      {"repair_rounds", r.repair_rounds},
-      {"slot_reads", r.slot_reads},     {"slot_rejects", r.slot_rejects},
-      {"cache_misses", r.cache_misses},
+      {"repair_rounds", r.client.repair_rounds},
+      {"slot_reads", r.client.slot_reads},     {"slot_rejects", r.client.slot_rejects},
+      {"cache_misses", r.client.cache_misses},
   };
   return WriteJsonFile(doc, path);
 }

@@ -44,8 +44,7 @@ struct TxnBenchResult {
   uint64_t p50_ns = 0, p99_ns = 0;             // all transactions
   uint64_t read_p50_ns = 0, read_p99_ns = 0;
   uint64_t write_p50_ns = 0, write_p99_ns = 0;
-  uint64_t repair_rounds = 0;
-  uint64_t slot_reads = 0, slot_rejects = 0, cache_misses = 0;  // GET* (get mode read)
+  txn::Client::Stats client;  // summed over the threads' clients (repairs, GET* counters)
   std::string first_error;
 };
 

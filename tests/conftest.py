@@ -71,8 +71,9 @@ def wait_gone(pids, timeout_s=5.0):
 
 
 class Cluster:
-    def __init__(self, backend, tmp_path, ucx_tls="", grace_ms=1000):
+    def __init__(self, backend, tmp_path, ucx_tls="", grace_ms=1000, flavour=None):
         self.backend = backend
+        self.flavour = flavour or backend  # "tcp", "ucx", "ucx-shm", "ucx-tcp"
         self.config = tmp_path / f"cluster-{backend}.toml"
         self.config.write_text(cluster_toml(backend, free_ports(4), ucx_tls, grace_ms))
         self.stdout_path = tmp_path / "up.stdout"
@@ -138,9 +139,15 @@ def cluster(request, tmp_path):
 @pytest.fixture(params=["ucx-shm", "ucx-tcp"])
 def ucx_cluster(request, tmp_path):
     tls = "tcp" if request.param == "ucx-tcp" else ""
-    c = Cluster("ucx", tmp_path, ucx_tls=tls, grace_ms=1)
-    c.flavour = request.param
-    yield from run_cluster(c)
+    yield from run_cluster(Cluster("ucx", tmp_path, ucx_tls=tls, grace_ms=1,
+                                   flavour=request.param))
+
+
+def check_read_atomic(cluster, isolation, *extra, timeout_s):
+    """`rampart check read-atomic` against `cluster`, bounded by timeout_s."""
+    cmd = [str(RAMPART), "--config", str(cluster.config), "check", "read-atomic",
+           "--isolation", isolation, *extra]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
 
 
 def run_cluster(c):

@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from conftest import RAMPART, cluster_toml
+from conftest import RAMPART, check_read_atomic, cluster_toml
 
 MODES = [("ring", "ring"), ("read", "ring")]  # (get, put): GET+/PUT+ and GET*/PUT+
 TRANSACTIONS = {"ucx-shm": 100_000, "ucx-tcp": 5_000}
@@ -23,9 +23,8 @@ SECONDS = 120  # upper bound per run
 
 
 def check(cluster, isolation, get, put, *extra):
-    cmd = [str(RAMPART), "--config", str(cluster.config), "check", "read-atomic",
-           "--isolation", isolation, "--get", get, "--put", put, *extra]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=SECONDS + 60)
+    return check_read_atomic(cluster, isolation, "--get", get, "--put", put, *extra,
+                             timeout_s=SECONDS + 60)
 
 
 @pytest.mark.parametrize("get,put", MODES, ids=["get_ring-put_ring", "get_read-put_ring"])

@@ -6,20 +6,17 @@ ramp and s2pl must show zero fractured reads over 100k transactions in all
 (split over the transports); `none` must be shown to fracture, so the checker
 is not vacuous. Every run is bounded in time as well as in count.
 """
-import subprocess
-
 import pytest
 
-from conftest import RAMPART
+from conftest import check_read_atomic
 
 TRANSACTIONS = 50_000   # per mode and transport: 100k per mode over tcp + ucx
 SECONDS = 60            # upper bound per run
 
 
 def check(cluster, isolation, *extra):
-    cmd = [str(RAMPART), "--config", str(cluster.config), "check", "read-atomic",
-           "--isolation", isolation, "--transport", cluster.backend, *extra]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=SECONDS + 60)
+    return check_read_atomic(cluster, isolation, "--transport", cluster.backend, *extra,
+                             timeout_s=SECONDS + 60)
 
 
 @pytest.mark.parametrize("isolation", ["ramp", "s2pl"])

@@ -150,10 +150,10 @@ int RunReadAtomicCheck(const ClusterConfig& config, const CheckFlags& f) {
   auto key_name = [&prefix](uint32_t i) { return prefix + std::to_string(i); };
 
   TxnRegistry registry;
-  std::atomic<uint64_t> claimed{0}, writes{0}, reads{0}, fractured{0}, errors{0}, repairs{0};
-  // GET*: one-sided slot reads accepted / refused, keys without an address;
-  // reads retried because a version they needed was reclaimed (short grace).
-  std::atomic<uint64_t> slot_reads{0}, slot_rejects{0}, cache_misses{0}, retried{0};
+  std::atomic<uint64_t> claimed{0}, writes{0}, reads{0}, fractured{0}, errors{0};
+  // Reads retried because a version they needed was reclaimed (short grace).
+  std::atomic<uint64_t> retried{0};
+  txn::Client::Stats readers_stats;  // GUARDED_BY(report_mu): repairs, GET* counters
   std::atomic<bool> stop{false};
   std::mutex report_mu;
   std::string first_error, first_fracture;
@@ -231,11 +231,8 @@ int RunReadAtomicCheck(const ClusterConfig& config, const CheckFlags& f) {
           note(first_fracture, why);
         }
       }
-      const txn::Client::Stats stats = (*client)->stats();
-      repairs += stats.repair_rounds;
-      slot_reads += stats.slot_reads;
-      slot_rejects += stats.slot_rejects;
-      cache_misses += stats.cache_misses;
+      std::lock_guard lock(report_mu);
+      readers_stats += (*client)->stats();
     });
   }
   for (auto& t : threads) t.join();
@@ -255,13 +252,13 @@ int RunReadAtomicCheck(const ClusterConfig& config, const CheckFlags& f) {
       static_cast<unsigned long long>(writes.load()), static_cast<unsigned long long>(reads.load()),
       static_cast<unsigned long long>(fractured.load()),
       static_cast<unsigned long long>(errors.load()),
-      static_cast<unsigned long long>(repairs.load()), seconds > 0 ? total / seconds : 0.0,
+      static_cast<unsigned long long>(readers_stats.repair_rounds), seconds > 0 ? total / seconds : 0.0,
       seconds);
   if (base->get_mode == txn::GetMode::kRead) {
     std::printf("GET*: slot reads %llu  refused %llu  cache misses %llu\n",
-                static_cast<unsigned long long>(slot_reads.load()),
-                static_cast<unsigned long long>(slot_rejects.load()),
-                static_cast<unsigned long long>(cache_misses.load()));
+                static_cast<unsigned long long>(readers_stats.slot_reads),
+                static_cast<unsigned long long>(readers_stats.slot_rejects),
+                static_cast<unsigned long long>(readers_stats.cache_misses));
   }
   if (retried > 0) {
     std::printf("reads retried (a version was reclaimed before the repair read): %llu\n",

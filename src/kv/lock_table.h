@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/string_map.h"
 
 namespace rampart::kv {
 
@@ -125,11 +126,7 @@ class LockTable {
     std::optional<std::string> waiting;   // key it waits on
     TimePoint active{};
   };
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  using KeyMap = std::unordered_map<std::string, KeyState, StringHash, std::equal_to<>>;
+  using KeyMap = StringMap<KeyState>;
 
   // Grants from the head of key's queue while compatible; appends to *out.
   void GrantWaiters(KeyMap::iterator it, TimePoint now, std::vector<LockGrant>* out);

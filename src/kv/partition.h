@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/string_map.h"
 #include "kv/arena.h"
 #include "kv/slot.h"
 
@@ -185,12 +186,7 @@ class Partition {
     uint64_t ts;
     SlotRef slot;  // to recognise a stale entry
   };
-  // Heterogeneous lookup: find(std::string_view) without a temporary string.
-  struct KeyHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  using Index = std::unordered_map<std::string, KeyEntry, KeyHash, std::equal_to<>>;
+  using Index = StringMap<KeyEntry>;  // find(std::string_view) allocates nothing
 
   VersionView View(const KeyEntry& entry, uint64_t ts, const Version& v) const;
   // Clears the slot's flags, frees it and drops the version; drops the key

@@ -3,7 +3,7 @@
 // read can fetch it with one one-sided read instead of a message.
 //
 //   AddressCache cache(1 << 20);
-//   cache.Put(key, {partition, epoch, reply.slot});        // from a GET+ reply
+//   cache.Put(key, {epoch, reply.slot});                   // from a GET+ reply
 //   if (const AddressCache::Entry* e = cache.Find(key)) {
 //     ... read e->slot.bytes at e->slot.offset one-sidedly ...
 //     auto got = ParseSlotRead(bytes, key, e->slot);      // checks everything
@@ -28,14 +28,16 @@
 #include <unordered_map>
 
 #include "common/status.h"
+#include "common/string_map.h"
 #include "kv/protocol.h"
 
 namespace rampart::txn::internal {
 
 class AddressCache {
  public:
+  // The key's partition follows from the key (kv::Placement), so it is not
+  // stored; the epoch is that partition's.
   struct Entry {
-    uint32_t partition = 0;
     uint64_t epoch = 0;  // of the partition's connection when learnt
     kv::wire::SlotAddress slot;
   };
@@ -53,12 +55,8 @@ class AddressCache {
   size_t capacity() const { return capacity_; }
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   size_t capacity_;
-  std::unordered_map<std::string, Entry, Hash, std::equal_to<>> entries_;
+  StringMap<Entry> entries_;
 };
 
 // Checks the bytes of a one-sided read of `slot` against `key` and the slot's

@@ -14,50 +14,66 @@ using internal::OutgoingRequest;
 using internal::PartitionGroup;
 using transport::Endpoint;
 
-std::string_view IsolationName(Isolation isolation) {
-  switch (isolation) {
-    case Isolation::kRamp: return "ramp";
-    case Isolation::kS2pl: return "s2pl";
-    case Isolation::kNone: return "none";
+namespace {
+
+// The names of an enum's values, for the Name/Parse pairs below.
+template <typename E, size_t N>
+using NameTable = std::pair<E, std::string_view>[N];
+
+template <typename E, size_t N>
+std::string_view NameOf(E value, const NameTable<E, N>& table) {
+  for (const auto& [v, name] : table) {
+    if (v == value) return name;
   }
   return "unknown";
 }
 
+// InvalidArgument: unknown <what> "x" (expected a, b or c)
+template <typename E, size_t N>
+Result<E> ParseName(std::string_view name, const NameTable<E, N>& table, std::string_view what) {
+  std::string expected;
+  for (size_t i = 0; i < N; ++i) {
+    if (table[i].second == name) return table[i].first;
+    expected += StrCat(i == 0 ? "" : i + 1 == N ? " or " : ", ", table[i].second);
+  }
+  return InvalidArgument("unknown ", what, " \"", name, "\" (expected ", expected, ")");
+}
+
+constexpr NameTable<Isolation, 3> kIsolationNames = {
+    {Isolation::kRamp, "ramp"}, {Isolation::kS2pl, "s2pl"}, {Isolation::kNone, "none"}};
+constexpr NameTable<GetMode, 3> kGetModeNames = {
+    {GetMode::kRpc, "rpc"}, {GetMode::kRing, "ring"}, {GetMode::kRead, "read"}};
+constexpr NameTable<PutMode, 2> kPutModeNames = {{PutMode::kRpc, "rpc"}, {PutMode::kRing, "ring"}};
+
+}  // namespace
+
+std::string_view IsolationName(Isolation isolation) { return NameOf(isolation, kIsolationNames); }
 Result<Isolation> ParseIsolation(std::string_view name) {
-  if (name == "ramp") return Isolation::kRamp;
-  if (name == "s2pl") return Isolation::kS2pl;
-  if (name == "none") return Isolation::kNone;
-  return InvalidArgument("unknown isolation \"", name, "\" (expected ramp, s2pl or none)");
+  return ParseName(name, kIsolationNames, "isolation");
 }
-
-std::string_view GetModeName(GetMode mode) {
-  switch (mode) {
-    case GetMode::kRpc: return "rpc";
-    case GetMode::kRing: return "ring";
-    case GetMode::kRead: return "read";
-  }
-  return "unknown";
-}
-
+std::string_view GetModeName(GetMode mode) { return NameOf(mode, kGetModeNames); }
 Result<GetMode> ParseGetMode(std::string_view name) {
-  if (name == "rpc") return GetMode::kRpc;
-  if (name == "ring") return GetMode::kRing;
-  if (name == "read") return GetMode::kRead;
-  return InvalidArgument("unknown get mode \"", name, "\" (expected rpc, ring or read)");
+  return ParseName(name, kGetModeNames, "get mode");
 }
-
-std::string_view PutModeName(PutMode mode) {
-  switch (mode) {
-    case PutMode::kRpc: return "rpc";
-    case PutMode::kRing: return "ring";
-  }
-  return "unknown";
-}
-
+std::string_view PutModeName(PutMode mode) { return NameOf(mode, kPutModeNames); }
 Result<PutMode> ParsePutMode(std::string_view name) {
-  if (name == "rpc") return PutMode::kRpc;
-  if (name == "ring") return PutMode::kRing;
-  return InvalidArgument("unknown put mode \"", name, "\" (expected rpc or ring)");
+  return ParseName(name, kPutModeNames, "put mode");
+}
+
+Client::Stats& Client::Stats::operator+=(const Stats& o) {
+  transactions += o.transactions;
+  repair_rounds += o.repair_rounds;
+  repaired_keys += o.repaired_keys;
+  reconnects += o.reconnects;
+  slot_reads += o.slot_reads;
+  slot_rejects += o.slot_rejects;
+  cache_misses += o.cache_misses;
+  return *this;
+}
+
+double Client::Stats::slot_fallback_rate() const {
+  const uint64_t keys = slot_reads + slot_rejects + cache_misses;
+  return keys == 0 ? 0.0 : static_cast<double>(slot_rejects + cache_misses) / keys;
 }
 
 // ---------------------------------------------------------------------------

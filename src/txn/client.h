@@ -141,6 +141,12 @@ class Client {
     uint64_t slot_reads = 0;      // one-sided reads accepted
     uint64_t slot_rejects = 0;    // one-sided reads refused by the checks (stale, torn)
     uint64_t cache_misses = 0;    // no usable address: straight to GET+
+
+    Stats& operator+=(const Stats& other);
+    // GET*: the share of first-round keys not served by a one-sided read,
+    // (slot_rejects + cache_misses) / (slot_reads + slot_rejects + cache_misses);
+    // 0 when there were none.
+    double slot_fallback_rate() const;
   };
   Stats stats() const;
 

@@ -37,6 +37,10 @@ struct Call {
   kv::wire::ArenaInfo arena;  // DESCRIBE
 };
 
+// Keeps alive the reply messages (or one-sided read buffers) that GET
+// results view into.
+using ReplyHolds = std::vector<std::shared_ptr<const std::vector<std::byte>>>;
+
 // Which path a request takes: two-sided messages or the message channel.
 enum class Route { kRpc, kRing };
 
@@ -105,18 +109,18 @@ class Client::Impl {
   void UnlockAll(std::span<const uint32_t> partitions, uint64_t txn);
 
   // client_read.cc: round 1 (+ round 2 under ramp): results[i] for keys[i];
-  // `calls` keeps the bytes the results view alive.
+  // `holds` keeps the bytes the results view alive.
   Status ReadVersions(std::span<const std::string_view> keys,
                       std::span<const internal::PartitionGroup> groups, bool repair,
-                      std::vector<kv::wire::GetResult>& results, std::vector<Call>& calls);
+                      std::vector<kv::wire::GetResult>& results, ReplyHolds& holds);
   // Round 1 by GET or GET+ for the keys of `groups`.
   Status GetRound(std::span<const std::string_view> keys,
                   std::span<const internal::PartitionGroup> groups,
-                  std::vector<kv::wire::GetResult>& results, std::vector<Call>& calls);
+                  std::vector<kv::wire::GetResult>& results, ReplyHolds& holds);
   // Round 1 by GET*: one-sided reads of cached addresses, GET+ for the rest.
   Status ReadRound(std::span<const std::string_view> keys,
                    std::span<const internal::PartitionGroup> groups,
-                   std::vector<kv::wire::GetResult>& results, std::vector<Call>& calls);
+                   std::vector<kv::wire::GetResult>& results, ReplyHolds& holds);
   // Imports the arena of every partition of `groups` not imported yet on its
   // current connection (DESCRIBE over the channel).
   Status ImportArenas(std::span<const internal::PartitionGroup> groups);

@@ -39,17 +39,12 @@ const transport::RemoteRegion* Client::Impl::LiveArena(uint32_t partition) {
 }
 
 Status Client::Impl::ImportArenas(std::span<const PartitionGroup> groups) {
-  std::vector<OutgoingRequest> reqs;
+  std::vector<uint32_t> missing;
   for (const PartitionGroup& g : groups) {
-    if (LiveArena(g.partition) != nullptr) continue;
-    OutgoingRequest req;
-    req.partition = g.partition;
-    req.request_id = TakeIds(1);
-    req.type = wire::MsgType::kDescribe;
-    wire::RequestWriter(&req.message).Describe(static_cast<uint16_t>(g.partition), req.request_id);
-    reqs.push_back(std::move(req));
+    if (LiveArena(g.partition) == nullptr) missing.push_back(g.partition);
   }
-  if (reqs.empty()) return Status::Ok();
+  if (missing.empty()) return Status::Ok();
+  auto reqs = internal::BuildDescribeRequests(missing, TakeIds(missing.size()));
   std::vector<Call> calls;
   RAMPART_RETURN_IF_ERROR(Exchange(reqs, calls, Route::kRing));
   for (const Call& c : calls) {
@@ -68,7 +63,7 @@ Status Client::Impl::ImportArenas(std::span<const PartitionGroup> groups) {
 
 Status Client::Impl::GetRound(std::span<const std::string_view> keys,
                               std::span<const PartitionGroup> groups,
-                              std::vector<wire::GetResult>& results, std::vector<Call>& calls) {
+                              std::vector<wire::GetResult>& results, ReplyHolds& holds) {
   auto gets = internal::BuildGetRequests(keys, groups, TakeIds(groups.size()));
   std::vector<Call> round;
   RAMPART_RETURN_IF_ERROR(Exchange(gets, round, ReadRoute()));
@@ -79,19 +74,19 @@ Status Client::Impl::GetRound(std::span<const std::string_view> keys,
       results[i] = round[r].results[j];
       if (!cache) continue;
       if (results[i].found) {
-        addresses_.Put(keys[i], {gets[r].partition, round[r].epoch, results[i].slot});
+        addresses_.Put(keys[i], {round[r].epoch, results[i].slot});
       } else {
         addresses_.Erase(keys[i]);
       }
     }
   }
-  for (Call& c : round) calls.push_back(std::move(c));  // moving keeps the held bytes
+  for (Call& c : round) holds.push_back(std::move(c.hold));
   return Status::Ok();
 }
 
 Status Client::Impl::ReadRound(std::span<const std::string_view> keys,
                                std::span<const PartitionGroup> groups,
-                               std::vector<wire::GetResult>& results, std::vector<Call>& calls) {
+                               std::vector<wire::GetResult>& results, ReplyHolds& holds) {
   // Learn about connections that failed since the last call before trusting
   // any address: a dead node's memory may still read "fine" (UCX_NOTES), and
   // reads through a direct pointer never pass through Progress() themselves.
@@ -107,8 +102,7 @@ Status Client::Impl::ReadRound(std::span<const std::string_view> keys,
     const bool live = LiveArena(g.partition) != nullptr;
     for (size_t i : g.indices) {
       const internal::AddressCache::Entry* e = addresses_.Find(keys[i]);
-      if (!live || e == nullptr || e->partition != g.partition ||
-          e->epoch != links_[g.partition].epoch ||
+      if (!live || e == nullptr || e->epoch != links_[g.partition].epoch ||
           e->slot.bytes > options_.limits.max_message_bytes) {
         ++stats_.cache_misses;
         misses.push_back(i);
@@ -174,12 +168,7 @@ Status Client::Impl::ReadRound(std::span<const std::string_view> keys,
     addresses_.Erase(key);
     misses.push_back(read.index);
   }
-  if (!state->reads.empty()) {
-    Call hold;  // keeps the read buffer the accepted results view alive
-    hold.done = true;
-    hold.hold = state->buffer;
-    calls.push_back(std::move(hold));
-  }
+  if (!state->reads.empty()) holds.push_back(state->buffer);  // accepted results view it
   if (misses.empty()) return Status::Ok();
 
   // Fallback: GET+ for the misses, which refreshes their addresses.
@@ -189,7 +178,7 @@ Status Client::Impl::ReadRound(std::span<const std::string_view> keys,
   for (size_t i : misses) miss_keys.push_back(keys[i]);
   std::vector<PartitionGroup> miss_groups = internal::GroupByPartition(miss_keys, PartitionFn());
   std::vector<wire::GetResult> miss_results(miss_keys.size());
-  RAMPART_RETURN_IF_ERROR(GetRound(miss_keys, miss_groups, miss_results, calls));
+  RAMPART_RETURN_IF_ERROR(GetRound(miss_keys, miss_groups, miss_results, holds));
   for (size_t k = 0; k < misses.size(); ++k) results[misses[k]] = miss_results[k];
   return Status::Ok();
 }
@@ -197,13 +186,13 @@ Status Client::Impl::ReadRound(std::span<const std::string_view> keys,
 Status Client::Impl::ReadVersions(std::span<const std::string_view> keys,
                                   std::span<const PartitionGroup> groups, bool repair,
                                   std::vector<wire::GetResult>& results,
-                                  std::vector<Call>& calls) {
+                                  ReplyHolds& holds) {
   results.assign(keys.size(), wire::GetResult());
-  calls.clear();
+  holds.clear();
   if (options_.get_mode == GetMode::kRead) {
-    RAMPART_RETURN_IF_ERROR(ReadRound(keys, groups, results, calls));
+    RAMPART_RETURN_IF_ERROR(ReadRound(keys, groups, results, holds));
   } else {
-    RAMPART_RETURN_IF_ERROR(GetRound(keys, groups, results, calls));
+    RAMPART_RETURN_IF_ERROR(GetRound(keys, groups, results, holds));
   }
   if (!repair) return Status::Ok();
 
@@ -230,7 +219,7 @@ Status Client::Impl::ReadVersions(std::span<const std::string_view> keys,
       ++stats_.repaired_keys;
     }
   }
-  for (Call& c : round2) calls.push_back(std::move(c));
+  for (Call& c : round2) holds.push_back(std::move(c.hold));
   return Status::Ok();
 }
 
@@ -243,20 +232,20 @@ Result<std::vector<std::optional<std::string>>> Client::Impl::Read(
   ++stats_.transactions;
 
   std::vector<wire::GetResult> results;
-  std::vector<Call> calls;  // owns the reply bytes `results` views
+  ReplyHolds holds;  // the reply bytes `results` views
   Status s;
   switch (options_.isolation) {
     case Isolation::kRamp:
-      s = ReadVersions(distinct.keys, groups, /*repair=*/true, results, calls);
+      s = ReadVersions(distinct.keys, groups, /*repair=*/true, results, holds);
       break;
     case Isolation::kNone:
-      s = ReadVersions(distinct.keys, groups, /*repair=*/false, results, calls);
+      s = ReadVersions(distinct.keys, groups, /*repair=*/false, results, holds);
       break;
     case Isolation::kS2pl: {
       uint64_t txn = timestamps_->Next();
       std::vector<uint32_t> touched;
       s = LockAll(distinct.keys, groups, kv::LockMode::kShared, txn, &touched);
-      if (s.ok()) s = ReadVersions(distinct.keys, groups, /*repair=*/false, results, calls);
+      if (s.ok()) s = ReadVersions(distinct.keys, groups, /*repair=*/false, results, holds);
       UnlockAll(touched, txn);
       break;
     }

@@ -235,10 +235,7 @@ TEST(GetStarTortureTest, EveryAcceptedReadIsAWrittenVersion) {
       }
     }
     std::lock_guard lock(mu);
-    const Client::Stats s = c->stats();
-    totals.slot_reads += s.slot_reads;
-    totals.slot_rejects += s.slot_rejects;
-    totals.cache_misses += s.cache_misses;
+    totals += c->stats();
   };
   std::vector<std::thread> threads;
   threads.emplace_back(writer, 0);
@@ -256,9 +253,7 @@ TEST(GetStarTortureTest, EveryAcceptedReadIsAWrittenVersion) {
               static_cast<unsigned long long>(totals.slot_reads),
               static_cast<unsigned long long>(totals.slot_rejects),
               static_cast<unsigned long long>(totals.cache_misses),
-              keys_read == 0 ? 0.0
-                             : static_cast<double>(totals.slot_rejects + totals.cache_misses) /
-                                   static_cast<double>(keys_read));
+              totals.slot_fallback_rate());
   EXPECT_EQ(bad.load(), 0u);
   EXPECT_EQ(errors.load(), 0u);
   EXPECT_GT(writes.load(), 100u);

@@ -157,6 +157,18 @@ std::vector<OutgoingRequest> BuildUnlockRequests(std::span<const uint32_t> parti
   return out;
 }
 
+std::vector<OutgoingRequest> BuildDescribeRequests(std::span<const uint32_t> partitions,
+                                                   uint64_t first_request_id) {
+  std::vector<OutgoingRequest> out;
+  out.reserve(partitions.size());
+  for (uint32_t p : partitions) {
+    OutgoingRequest req = Start(p, first_request_id + out.size(), wire::MsgType::kDescribe, {});
+    wire::RequestWriter(&req.message).Describe(static_cast<uint16_t>(p), req.request_id);
+    out.push_back(std::move(req));
+  }
+  return out;
+}
+
 std::vector<uint64_t> ComputeRepairTimestamps(std::span<const std::string_view> keys,
                                               std::span<const wire::GetResult> round1) {
   std::unordered_map<std::string_view, size_t> index;

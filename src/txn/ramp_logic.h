@@ -98,6 +98,10 @@ OutgoingRequest BuildLockRequest(std::span<const std::string_view> keys,
 std::vector<OutgoingRequest> BuildUnlockRequests(std::span<const uint32_t> partitions,
                                                  uint64_t txn, uint64_t first_request_id);
 
+// GET*: DESCRIBE to each partition (its arena descriptor, for one-sided reads).
+std::vector<OutgoingRequest> BuildDescribeRequests(std::span<const uint32_t> partitions,
+                                                   uint64_t first_request_id);
+
 // RAMP-Fast repair rule. round1[i] is the round-1 (GET) result for keys[i].
 // For every found version r (tombstones included: a delete is a write too)
 // and every sibling s of r that is a requested key, s must be read at least
