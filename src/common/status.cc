@@ -41,10 +41,11 @@ Status Status::WithContext(std::string_view context) const {
   return Status(rep_->code, StrCat(context, ": ", rep_->message));
 }
 
-Status ErrnoStatus(std::string_view what, int err) {
+std::string ErrnoText(int err) {
   char buf[128];
-  const char* text = strerror_r(err, buf, sizeof buf);  // GNU variant
-  return IoError(what, ": ", text);
+  return strerror_r(err, buf, sizeof buf);  // GNU variant returns the text
 }
+
+Status ErrnoStatus(std::string_view what, int err) { return IoError(what, ": ", ErrnoText(err)); }
 
 }  // namespace rampart

@@ -105,6 +105,8 @@ RAMPART_STATUS_FACTORY(InternalError, kInternal)
 
 // Status from errno: IoError("open /x: No such file or directory").
 Status ErrnoStatus(std::string_view what, int err);
+// strerror(err), thread-safe: "Connection refused".
+std::string ErrnoText(int err);
 
 template <typename T>
 class [[nodiscard]] Result {

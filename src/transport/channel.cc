@@ -37,12 +37,6 @@ void GatherCopy(std::span<const IoSlice> slices, size_t from, size_t n, std::byt
   }
 }
 
-size_t TotalBytes(std::span<const IoSlice> slices) {
-  size_t n = 0;
-  for (const IoSlice& s : slices) n += s.size;
-  return n;
-}
-
 // Transport-internal control messages.
 struct ControlHeader {
   uint32_t type;
@@ -118,9 +112,8 @@ void ChannelImpl::WritePeerWord(size_t offset, uint64_t value) {
     StoreWord(remote_direct_ + offset, value, std::memory_order_release);
     return;
   }
-  // Put path: the word is staged in our own control block (bytes the peer
-  // never writes: offsets 128.. are ours), then put.
-  std::byte* src = local_.data() + 128 + offset;
+  // Put path: the word is staged in our own control block, then put.
+  std::byte* src = local_.data() + ring::kStagingOffset + offset;
   StoreWord(src, value, std::memory_order_relaxed);
   IoSlice slice{src, 8};
   (void)endpoint_->Fence();  // successive values of one word must land in order
@@ -187,14 +180,11 @@ Status ChannelImpl::Send(std::span<const IoSlice> message) {
   size_t done = 0;
   bool complete = false;
   if (backlog_.empty()) {
-    const size_t max_fragment = ring::MaxFragment(ring_bytes_);
     do {
-      size_t body = std::min(total - done, max_fragment);
-      if (!CanWrite(body)) break;
-      bool last = done + body == total;
-      WriteRecord(message, done, body, last ? 0 : ring::kMoreBit);
-      done += body;
-      complete = last;
+      std::optional<size_t> body = WriteNextFragment(message, done, total);
+      if (!body) break;
+      done += *body;
+      complete = done == total;
     } while (!complete);
     if (done > 0 || complete) AfterPeerWrite();
   }
@@ -207,6 +197,14 @@ Status ChannelImpl::Send(std::span<const IoSlice> message) {
     backlog_.push_back(std::move(rest));
   }
   return Status();
+}
+
+std::optional<size_t> ChannelImpl::WriteNextFragment(std::span<const IoSlice> message,
+                                                     size_t from, size_t total) {
+  const size_t body = std::min(total - from, ring::MaxFragment(ring_bytes_));
+  if (!CanWrite(body)) return std::nullopt;
+  WriteRecord(message, from, body, from + body == total ? 0 : ring::kMoreBit);
+  return body;
 }
 
 bool ChannelImpl::CanWrite(size_t body) const {
@@ -224,20 +222,17 @@ bool ChannelImpl::HasWork() const {
 }
 
 void ChannelImpl::DrainBacklog() {
-  const size_t max_fragment = ring::MaxFragment(ring_bytes_);
   bool wrote = false;
   while (!backlog_.empty() && state_ == State::kOpen) {
     std::vector<std::byte>& msg = backlog_.front();
     IoSlice slice{msg.data(), msg.size()};
-    std::span<const IoSlice> message(&slice, 1);
-    size_t body = std::min(msg.size() - backlog_head_sent_, max_fragment);
-    if (!CanWrite(body)) break;
-    bool last = backlog_head_sent_ + body == msg.size();
-    WriteRecord(message, backlog_head_sent_, body, last ? 0 : ring::kMoreBit);
+    std::optional<size_t> body =
+        WriteNextFragment(std::span<const IoSlice>(&slice, 1), backlog_head_sent_, msg.size());
+    if (!body) break;
     wrote = true;
-    backlog_head_sent_ += body;
-    backlog_bytes_ -= body;
-    if (last) {
+    backlog_head_sent_ += *body;
+    backlog_bytes_ -= *body;
+    if (backlog_head_sent_ == msg.size()) {
       backlog_.pop_front();
       backlog_head_sent_ = 0;
     }
@@ -409,8 +404,7 @@ Result<std::shared_ptr<Channel>> Fabric::Internal::OpenChannel(
   if (!ep) return InvalidArgument("OpenChannel: endpoint of another fabric");
   if (!ep->connected()) return Unavailable("OpenChannel: endpoint to ", ep->peer_name(), " is not connected");
   size_t ring_bytes = options.ring_bytes;
-  if (ring_bytes < ring::kMinRingBytes || ring_bytes > ring::kMaxRingBytes ||
-      (ring_bytes & (ring_bytes - 1)) != 0) {
+  if (!ring::ValidRingBytes(ring_bytes)) {
     return InvalidArgument("channel ring_bytes must be a power of two between 4 KiB and 1 GiB, got ",
                            ring_bytes);
   }
@@ -446,8 +440,7 @@ void Fabric::Internal::HandleChannelOpen(const std::shared_ptr<EndpointBase>& ep
   };
   size_t ring_bytes = h.b;
   if (!fabric_.on_channel_) return reject(FailedPrecondition("this process accepts no channels"));
-  if (ring_bytes < ring::kMinRingBytes || ring_bytes > ring::kMaxRingBytes ||
-      (ring_bytes & (ring_bytes - 1)) != 0) {
+  if (!ring::ValidRingBytes(ring_bytes)) {
     return reject(InvalidArgument("bad ring size ", ring_bytes));
   }
   auto local = fabric_.Allocate(ring::kControlBytes + ring_bytes);

@@ -6,6 +6,7 @@
 //   [0, 4096)                  control block, written by the peer:
 //      +0   u64 consumed       bytes of our send ring the peer has consumed (credits)
 //      +64  u64 sleeping       non-zero: the peer blocks; ring its doorbell after writing
+//      +128..                  ours: staging for the words we put into the peer's block
 //   [4096, 4096 + ring_bytes)  receive ring, written by the peer
 //
 // The sender writes records at monotonically increasing byte positions
@@ -25,6 +26,7 @@
 #pragma once
 
 #include <deque>
+#include <optional>
 #include <memory>
 #include <vector>
 
@@ -36,11 +38,18 @@ namespace ring {
 inline constexpr size_t kControlBytes = 4096;
 inline constexpr size_t kConsumedOffset = 0;
 inline constexpr size_t kSleepingOffset = 64;
+// Our own staging area for words we put into the peer's control block (the
+// peer never writes at or after this offset of our control block).
+inline constexpr size_t kStagingOffset = 128;
 inline constexpr uint64_t kMoreBit = 1ull << 62;
 inline constexpr uint64_t kWrapBit = 1ull << 63;
 inline constexpr uint64_t kLengthMask = (1ull << 30) - 1;
 inline constexpr size_t kMinRingBytes = 4096;
 inline constexpr size_t kMaxRingBytes = 1ull << 30;
+// A ring size both sides accept: a power of two in [kMinRingBytes, kMaxRingBytes].
+inline bool ValidRingBytes(size_t n) {
+  return n >= kMinRingBytes && n <= kMaxRingBytes && (n & (n - 1)) == 0;
+}
 // Largest fragment body: a quarter of the ring, so a record always fits after
 // the reader has caught up.
 inline size_t MaxFragment(size_t ring_bytes) { return ring_bytes / 4; }
@@ -76,10 +85,6 @@ class ChannelImpl final : public Channel, public std::enable_shared_from_this<Ch
   bool opening() const { return state_ == State::kOpening; }
   bool failed() const { return state_ == State::kFailed; }
   const Status& failure() const { return failure_; }
-  uint64_t local_id() const { return local_id_; }
-  uint64_t peer_id() const { return peer_id_; }
-  size_t ring_bytes() const { return ring_bytes_; }
-  const MemoryRegion& local_region() const { return local_; }
 
  private:
   enum class State { kOpening, kOpen, kFailed };
@@ -89,6 +94,12 @@ class ChannelImpl final : public Channel, public std::enable_shared_from_this<Ch
   size_t FreeBytes() const;
   // Whether a record of `body` bytes (and the wrap it may need) fits now.
   bool CanWrite(size_t body) const;
+  // Writes the next fragment of `message` (`total` bytes, the first `from`
+  // already written) if the ring has room for it, MORE set unless it is the
+  // last; returns its length, or nullopt when out of credit. An empty message
+  // is one empty record.
+  std::optional<size_t> WriteNextFragment(std::span<const IoSlice> message, size_t from,
+                                          size_t total);
   // A record to read, or backlog that credit now allows to write.
   bool HasWork() const;
   // Writes one record of `body` bytes gathered from `message` starting at

@@ -4,7 +4,8 @@ namespace rampart::transport {
 
 FabricOptions FabricOptionsFromConfig(const TransportConfig& config) {
   FabricOptions o;
-  o.backend = ParseBackend(config.backend).ok() ? *ParseBackend(config.backend) : Backend::kUcx;
+  const Result<Backend> backend = ParseBackend(config.backend);  // validated by the config
+  o.backend = backend.ok() ? *backend : Backend::kUcx;
   o.max_message_size = config.max_message_size;
   o.spin = std::chrono::microseconds(config.spin_us);
   o.connect_timeout = std::chrono::milliseconds(config.connect_timeout_ms);

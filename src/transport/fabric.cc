@@ -8,7 +8,6 @@
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
-#include <thread>
 
 #include "transport/channel_impl.h"
 #include "transport/fabric_internal.h"
@@ -139,6 +138,8 @@ int Fabric::Wait(std::chrono::milliseconds timeout) {
     }
     // Block: tell channel peers we sleep, arm the backend, then wait on the
     // combined epoll set (backend event fd + Notify's eventfd).
+    // A false here may leave some channels announced while we stay awake;
+    // ChannelImpl::OnDoorbell withdraws an announcement the peer consumed.
     if (!internal_->PrepareToSleep()) continue;
     if (!ArmBackend()) {
       internal_->Awake();
@@ -205,6 +206,11 @@ int Fabric::Internal::RunDeferred() {
     deferred.swap(deferred_);
     for (auto& fn : deferred) fn();
     n += static_cast<int>(completions.size() + deferred.size());
+    // Hand the capacity back so the next Defer does not allocate again.
+    completions.clear();
+    if (completions_.empty()) completions_.swap(completions);
+    deferred.clear();
+    if (deferred_.empty()) deferred_.swap(deferred);
   }
   return n;
 }

@@ -5,7 +5,6 @@
 // Notify() (any thread).
 #pragma once
 
-#include <deque>
 #include <functional>
 #include <memory>
 #include <span>
@@ -17,6 +16,13 @@
 namespace rampart::transport {
 
 class ChannelImpl;
+
+// The bytes of a scatter list.
+inline size_t TotalBytes(std::span<const IoSlice> slices) {
+  size_t n = 0;
+  for (const IoSlice& s : slices) n += s.size;
+  return n;
+}
 
 // Kinds of transport-internal two-sided messages (never seen by users).
 enum class ControlType : uint32_t {

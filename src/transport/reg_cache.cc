@@ -55,7 +55,6 @@ Result<RegistrationCache::Lease> RegistrationCache::Acquire(std::byte* addr, siz
   if (!handle.ok()) return handle.status();
   auto* e = new Entry{reg_start, reg_end, *handle, 1, false, {}};
   by_start_.emplace(reg_start, e);
-  stats_.registered_bytes += reg_end - reg_start;
   return Lease{e, e->handle};
 }
 
@@ -101,7 +100,6 @@ void RegistrationCache::Retire(Entry* e) {
 
 void RegistrationCache::Destroy(Entry* e) {
   registrar_.dereg(e->handle);
-  stats_.registered_bytes -= e->end - e->start;
   delete e;
 }
 

@@ -43,7 +43,6 @@ class RegistrationCache {
   };
   struct Stats {
     uint64_t hits = 0, misses = 0, evictions = 0, invalidations = 0;
-    size_t registered_bytes = 0;
   };
 
   RegistrationCache(Registrar registrar, size_t capacity_bytes);

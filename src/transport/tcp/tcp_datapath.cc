@@ -127,8 +127,7 @@ TcpEndpoint::~TcpEndpoint() {
 }
 
 Status TcpEndpoint::ErrnoFailure(int err) const {
-  char buf[128];
-  const char* text = strerror_r(err, buf, sizeof buf);
+  const std::string text = ErrnoText(err);
   if (err == ECONNRESET || err == EPIPE) {
     return Unavailable("peer ", peer_name_, " closed the connection (", text, ")");
   }

@@ -22,11 +22,6 @@ namespace rampart::transport {
 
 namespace {
 
-std::string ErrnoText(int err) {
-  char buf[128];
-  return strerror_r(err, buf, sizeof buf);  // GNU variant returns the text
-}
-
 // "127.0.0.1:7000", "[::1]:7000".
 std::string FormatAddress(const sockaddr* addr) {
   char ip[INET6_ADDRSTRLEN] = "?";
@@ -127,11 +122,9 @@ class TcpRegion final : public MemoryRegion::Impl {
 
 }  // namespace
 
+// REQUIRES: options validated by Fabric::Create (max_message_size 1..2 GiB,
+// so a frame length fits the u32 of the frame header).
 Result<std::unique_ptr<Fabric>> CreateTcpFabric(const FabricOptions& options) {
-  if (options.max_message_size == 0 || options.max_message_size > UINT32_MAX) {
-    return InvalidArgument("tcp: max_message_size must be between 1 byte and 4 GiB - 1, got ",
-                           options.max_message_size);
-  }
   auto fabric = std::make_unique<TcpFabric>(options);
   RAMPART_RETURN_IF_ERROR(fabric->Init());
   return std::unique_ptr<Fabric>(std::move(fabric));

@@ -1,7 +1,6 @@
 // ucx backend, datapath: one-sided reads and writes (direct pointer when the
 // peer's memory is mapped here, ucp_get/put_nbx otherwise), compare-and-swap,
 // two-sided messages (active messages), fence and flush.
-#include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <cstring>
@@ -11,15 +10,6 @@
 #include "transport/ucx/ucx_remote_region.h"
 
 namespace rampart::transport {
-namespace {
-
-size_t TotalBytes(std::span<const IoSlice> slices) {
-  size_t n = 0;
-  for (const IoSlice& s : slices) n += s.size;
-  return n;
-}
-
-}  // namespace
 
 UcxEndpoint::UcxEndpoint(UcxFabric& fabric, std::string peer_name)
     : fabric_(fabric), peer_name_(std::move(peer_name)) {}
@@ -249,17 +239,15 @@ Status UcxEndpoint::CompareSwap(const RemoteRegion& remote, uint64_t remote_offs
   // software requests, so the two kinds mix safely here.)
   auto* op = new MultiOp{&fabric_.internal(), nullptr};
   op->cas_done = std::move(done);
+  op->cas_compare = expected;
+  op->cas_result = desired;
   if (seg->software) {
-    op->cas_compare = expected;
-    op->cas_result = desired;
     SoftwareCompareSwap(op, seg->address + (remote_offset - seg->start));
     op->Release();
     return Status();
   }
   // CSWAP (ucp.h's table): `buffer` holds the compare value; reply_buffer
   // holds the new value going in and the previous value coming out.
-  op->cas_compare = expected;
-  op->cas_result = desired;
   ucp_request_param_t p = RequestParam(op);
   p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
   p.datatype = ucp_dt_make_contig(8);

@@ -195,8 +195,8 @@ Status UcxFabric::Init() {
   registrar.dereg = [this](RegistrationCache::Handle h) {
     ucp_mem_unmap(context_, static_cast<ucp_mem_h>(h));
   };
-  reg_cache_ = std::make_unique<RegistrationCache>(std::move(registrar),
-                                                   options_.registration_cache_bytes);
+  // A copy: the fallback below needs the registrar again.
+  reg_cache_ = std::make_unique<RegistrationCache>(registrar, options_.registration_cache_bytes);
   // Forget registrations of memory that is unmapped (UCX's own memory hooks).
   ucs_status_t hs = ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 1000, &UcxFabric::OnMemoryUnmapped, this);
   if (hs == UCS_OK) {

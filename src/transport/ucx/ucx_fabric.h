@@ -77,7 +77,6 @@ class UcxEndpoint final : public EndpointBase {
 
   // Backend plumbing.
   void Attach(ucp_ep_h ep) { ep_ = ep; state_ = State::kConnected; }
-  ucp_ep_h ep() const { return ep_; }
   // The peer failed: drop remote keys and direct pointers, close the ep.
   void Fail(const Status& why);
   const Status& failure() const { return failure_; }

@@ -4,7 +4,6 @@
 // Descriptor format (see docs/transport.md), little-endian:
 //   u32 magic "RMPR"   u16 version (1)   u16 segment count   u64 total bytes
 //   per segment: u64 address  u64 length  u32 rkey length  u32 zero  rkey bytes, padded to 8
-#include <spdlog/spdlog.h>
 
 #include <cstring>
 
