@@ -11,7 +11,6 @@
 
 #include <cstring>
 #include <deque>
-#include <fstream>
 #include <functional>
 #include <iomanip>
 #include <ostream>

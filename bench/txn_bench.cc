@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <fstream>
+#include <optional>
 #include <iomanip>
 #include <mutex>
 #include <ostream>

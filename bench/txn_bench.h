@@ -8,12 +8,10 @@
 #include <chrono>
 #include <cstdint>
 #include <iosfwd>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
-#include "kv/placement.h"
 #include "txn/client.h"
 
 namespace rampart::bench {

@@ -36,11 +36,9 @@ void RegisterBenchCommands(CLI::App& app, CommandContext& ctx) {
       ->check(CLI::IsMember({"ucx-shm", "ucx-tcp", "tcp"}));
   transport->add_option("--json", flags->json, "Where to write the results as JSON")
       ->capture_default_str();
-  OnRun(transport, ctx, [&ctx, flags] {
-    const Result<ClusterConfig>& config = ctx.config();
-    if (!config.ok()) return ReportUsageError(config.status());
+  OnRunWithConfig(transport, ctx, [flags](const ClusterConfig& config) {
     bench::TransportBenchOptions options;
-    options.fabric = transport::FabricOptionsFromConfig(config->transport);
+    options.fabric = transport::FabricOptionsFromConfig(config.transport);
     options.duration = std::chrono::milliseconds(static_cast<int64_t>(flags->seconds * 1000));
     options.paths = flags->paths;
     auto results = bench::RunTransportBench(options);
@@ -68,10 +66,8 @@ void RegisterBenchCommands(CLI::App& app, CommandContext& ctx) {
   peer_cmd->add_option("--backend", peer->backend)->check(CLI::IsMember({"ucx", "tcp"}));
   peer_cmd->add_option("--ucx-tls", peer->tls);
   peer_cmd->add_option("--ucx-net-devices", peer->net_devices);
-  OnRun(peer_cmd, ctx, [&ctx, peer] {
-    const Result<ClusterConfig>& config = ctx.config();
-    if (!config.ok()) return ReportUsageError(config.status());
-    transport::FabricOptions options = transport::FabricOptionsFromConfig(config->transport);
+  OnRunWithConfig(peer_cmd, ctx, [peer](const ClusterConfig& config) {
+    transport::FabricOptions options = transport::FabricOptionsFromConfig(config.transport);
     options.backend = *transport::ParseBackend(peer->backend);
     options.ucx_transports = peer->tls;
     options.ucx_net_devices = peer->net_devices;

@@ -66,14 +66,12 @@ void RegisterBenchTxnCommand(CLI::App& app, CommandContext& ctx) {
       ->check(CLI::Range(0u, 7000u))
       ->capture_default_str();
   cmd->add_option("--json", f->json, "Where to write the results as JSON")->capture_default_str();
-  OnRun(cmd, ctx, [&ctx, f] {
-    const Result<ClusterConfig>& config = ctx.config();
-    if (!config.ok()) return ReportUsageError(config.status());
+  OnRunWithConfig(cmd, ctx, [f](const ClusterConfig& config) {
     bench::TxnBenchOptions o;
-    auto client = ClusterClientOptions(*config, f->client);
+    auto client = ClusterClientOptions(config, f->client);
     if (!client.ok()) return ReportUsageError(client.status());
     o.client = *client;
-    o.cluster_name = config->name;
+    o.cluster_name = config.name;
     o.transactions = f->transactions;
     o.duration = std::chrono::milliseconds(static_cast<int64_t>(f->seconds * 1000));
     o.txn_size = f->txn_size;
@@ -87,9 +85,9 @@ void RegisterBenchTxnCommand(CLI::App& app, CommandContext& ctx) {
       return ReportUsageError(InvalidArgument("--txn-size (", o.txn_size,
                                               ") must not exceed --keys (", o.keys, ")"));
     }
-    if (o.value_size > config->kv.max_value_bytes) {
+    if (o.value_size > config.kv.max_value_bytes) {
       return ReportUsageError(InvalidArgument("--value-size exceeds kv.max_value_bytes (",
-                                              config->kv.max_value_bytes, ")"));
+                                              config.kv.max_value_bytes, ")"));
     }
     auto result = bench::RunTxnBench(o);
     if (!result.ok()) return ReportFailure(result.status());

@@ -37,6 +37,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <numeric>
 #include <random>
 #include <string>
 #include <thread>
@@ -124,16 +125,24 @@ class TxnRegistry {
   std::unordered_map<std::string, TxnInfo> txns_;
 };
 
-std::vector<uint32_t> PickKeys(std::mt19937_64& rng, uint32_t k, uint32_t s) {
-  std::vector<uint32_t> all(k);
-  for (uint32_t i = 0; i < k; ++i) all[i] = i;
-  for (uint32_t i = 0; i < s; ++i) {
-    std::uniform_int_distribution<uint32_t> d(i, k - 1);
-    std::swap(all[i], all[d(rng)]);
+// Draws s distinct keys out of k, uniformly: a partial Fisher-Yates shuffle
+// of a permutation kept between draws (any permutation works as the start),
+// so a draw costs O(s), not O(k). One per thread.
+class KeyPicker {
+ public:
+  explicit KeyPicker(uint32_t k) : all_(k) { std::iota(all_.begin(), all_.end(), 0u); }
+  std::vector<uint32_t> Pick(std::mt19937_64& rng, uint32_t s) {
+    const uint32_t k = static_cast<uint32_t>(all_.size());
+    for (uint32_t i = 0; i < s; ++i) {
+      std::uniform_int_distribution<uint32_t> d(i, k - 1);
+      std::swap(all_[i], all_[d(rng)]);
+    }
+    return std::vector<uint32_t>(all_.begin(), all_.begin() + s);
   }
-  all.resize(s);
-  return all;
-}
+
+ private:
+  std::vector<uint32_t> all_;
+};
 
 int RunReadAtomicCheck(const ClusterConfig& config, const CheckFlags& f) {
   auto base = ClusterClientOptions(config, f.client);
@@ -183,8 +192,9 @@ int RunReadAtomicCheck(const ClusterConfig& config, const CheckFlags& f) {
         return;
       }
       std::mt19937_64 rng(rd() ^ (uint64_t{w} << 32));
+      KeyPicker picker(f.keys);
       for (uint64_t n = 0; claim(); ++n) {
-        std::vector<uint32_t> keys = PickKeys(rng, f.keys, f.set_size);
+        std::vector<uint32_t> keys = picker.Pick(rng, f.set_size);
         std::sort(keys.begin(), keys.end());
         const std::string id = StrCat("w", w, "-", n);
         std::vector<std::pair<std::string, std::string>> pairs;
@@ -210,8 +220,9 @@ int RunReadAtomicCheck(const ClusterConfig& config, const CheckFlags& f) {
       }
       std::mt19937_64 rng(rd() ^ (uint64_t{r + 1000} << 32));
       std::vector<std::string> names;
+      KeyPicker picker(f.keys);
       while (claim()) {
-        const std::vector<uint32_t> keys = PickKeys(rng, f.keys, f.set_size);
+        const std::vector<uint32_t> keys = picker.Pick(rng, f.set_size);
         names.clear();
         for (uint32_t k : keys) names.push_back(key_name(k));
         auto values = (*client)->MultiGet(names);
@@ -306,10 +317,8 @@ void RegisterCheckCommand(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   ra->add_flag("--expect-fractures", f->expect_fractures,
                "Pass only if some read is fractured (shows the check is not vacuous, with none)");
-  OnRun(ra, ctx, [&ctx, f] {
-    const Result<ClusterConfig>& config = ctx.config();
-    if (!config.ok()) return ReportUsageError(config.status());
-    return RunReadAtomicCheck(*config, *f);
+  OnRunWithConfig(ra, ctx, [f](const ClusterConfig& config) {
+    return RunReadAtomicCheck(config, *f);
   });
   RegisterKeysCheckCommands(check, ctx);
 }

@@ -62,10 +62,8 @@ void RegisterKeysCheckCommands(CLI::App* check, CommandContext& ctx) {
       ->capture_default_str();
   write->add_flag("--hang", wf->hang,
                   "After a stopped write, print \"stopped\" and wait to be killed");
-  OnRun(write, ctx, [&ctx, wf] {
-    const Result<ClusterConfig>& config = ctx.config();
-    if (!config.ok()) return ReportUsageError(config.status());
-    auto client = ConnectClient(*config, *wf);
+  OnRunWithConfig(write, ctx, [wf](const ClusterConfig& config) {
+    auto client = ConnectClient(config, *wf);
     if (!client.ok()) return ReportFailure(client.status());
     std::vector<std::pair<std::string, std::string>> pairs;
     for (const auto& k : wf->keys) pairs.emplace_back(k, wf->value);
@@ -86,10 +84,8 @@ void RegisterKeysCheckCommands(CLI::App* check, CommandContext& ctx) {
   CLI::App* read = check->add_subcommand(
       "read", "Read the keys in one transaction and print key=value lines (<absent> if none)");
   AddCommonOptions(read, *rf);
-  OnRun(read, ctx, [&ctx, rf] {
-    const Result<ClusterConfig>& config = ctx.config();
-    if (!config.ok()) return ReportUsageError(config.status());
-    auto client = ConnectClient(*config, *rf);
+  OnRunWithConfig(read, ctx, [rf](const ClusterConfig& config) {
+    auto client = ConnectClient(config, *rf);
     if (!client.ok()) return ReportFailure(client.status());
     auto values = (*client)->MultiGet(rf->keys);
     if (!values.ok()) return ReportFailure(values.status());

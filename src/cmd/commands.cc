@@ -19,6 +19,15 @@ void OnRun(CLI::App* command, CommandContext& ctx, std::function<int()> action) 
   command->callback([&ctx, action = std::move(action)] { ctx.action = action; });
 }
 
+void OnRunWithConfig(CLI::App* command, CommandContext& ctx,
+                     std::function<int(const ClusterConfig&)> action) {
+  OnRun(command, ctx, [&ctx, action = std::move(action)] {
+    const Result<ClusterConfig>& config = ctx.config();
+    if (!config.ok()) return ReportUsageError(config.status());
+    return action(*config);
+  });
+}
+
 int ReportUsageError(const Status& status) {
   std::fprintf(stderr, "rampart: %.*s\n", static_cast<int>(status.message().size()),
                status.message().data());

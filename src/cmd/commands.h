@@ -66,6 +66,10 @@ class CommandContext {
 // Makes main run `action` (returning an exit code) once parsing succeeded and
 // `command` was selected. `command` is a leaf subcommand.
 void OnRun(CLI::App* command, CommandContext& ctx, std::function<int()> action);
+// OnRun for a command that needs the cluster configuration: loads it first
+// (a bad one is a usage error, exit 2) and hands it to `action`.
+void OnRunWithConfig(CLI::App* command, CommandContext& ctx,
+                     std::function<int(const ClusterConfig&)> action);
 
 // Print "rampart: <status message>" on stderr and return kExitUsage / kExitFailure.
 // ReportUsageError omits the status code name (configuration errors already say

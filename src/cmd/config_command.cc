@@ -18,10 +18,8 @@ void RegisterConfigCommand(CLI::App& app, CommandContext& ctx) {
       "show",
       "Print the effective configuration as TOML: --config FILE over the embedded default, "
       "every setting spelled out");
-  OnRun(show, ctx, [&ctx] {
-    const Result<ClusterConfig>& loaded = ctx.config();
-    if (!loaded.ok()) return ReportUsageError(loaded.status());
-    std::cout << FormatClusterConfig(*loaded);
+  OnRunWithConfig(show, ctx, [](const ClusterConfig& loaded) {
+    std::cout << FormatClusterConfig(loaded);
     return kExitOk;
   });
 

@@ -35,13 +35,11 @@ void RegisterKvNodeCommand(CLI::App& app, CommandContext& ctx) {
       "kv-node",
       "Serve this node's kv partitions (one thread and port each) until SIGINT or SIGTERM");
   cmd->add_option("--id", *id, "This node's id in the cluster file's [[nodes]]")->required();
-  OnRun(cmd, ctx, [&ctx, id] {
-    const Result<ClusterConfig>& config = ctx.config();
-    if (!config.ok()) return ReportUsageError(config.status());
-    if (*id < 0 || *id > 65535 || config->FindNode(static_cast<uint32_t>(*id)) == nullptr) {
+  OnRunWithConfig(cmd, ctx, [id](const ClusterConfig& config) {
+    if (*id < 0 || *id > 65535 || config.FindNode(static_cast<uint32_t>(*id)) == nullptr) {
       std::string ids;
-      for (const NodeConfig& n : config->nodes) ids += (ids.empty() ? "" : ", ") + std::to_string(n.id);
-      return ReportUsageError(InvalidArgument("--id ", *id, ": no such node in ", config->origin,
+      for (const NodeConfig& n : config.nodes) ids += (ids.empty() ? "" : ", ") + std::to_string(n.id);
+      return ReportUsageError(InvalidArgument("--id ", *id, ": no such node in ", config.origin,
                                               " (node ids: ", ids, ")"));
     }
     // SIGINT/SIGTERM are blocked here, before any thread starts, so every
@@ -52,7 +50,7 @@ void RegisterKvNodeCommand(CLI::App& app, CommandContext& ctx) {
     sigaddset(&stop_signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-    auto node = kv::KvNode::Start(*config, static_cast<uint32_t>(*id));
+    auto node = kv::KvNode::Start(config, static_cast<uint32_t>(*id));
     if (!node.ok()) return ReportFailure(node.status());
     spdlog::info("{}", Describe(**node));
     int signal = 0;

@@ -1,6 +1,5 @@
-// rampart run: what `make run` starts today. A short transport self-check and
-// benchmark on the configured cluster's transport settings, every path.
-// (When the KV tier exists, `make run` starts `rampart up` instead.)
+// rampart run: a short transport self-check and benchmark on the configured
+// cluster's transport settings, every path. (`make run` starts `rampart up`.)
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -16,14 +15,12 @@ void RegisterRunCommand(CLI::App& app, CommandContext& ctx) {
       "run",
       "Check the transport on this machine: start a peer process, exercise every path (ucx "
       "shared memory, ucx tcp, tcp) for 0.2 s each and print what each achieves");
-  OnRun(run, ctx, [&ctx] {
-    const Result<ClusterConfig>& config = ctx.config();
-    if (!config.ok()) return ReportUsageError(config.status());
-    std::cout << "rampart: cluster \"" << config->name << "\", " << config->nodes.size()
-              << " nodes configured, transport " << config->transport.backend
-              << ". The KV tier is not built yet; checking the transport.\n";
+  OnRunWithConfig(run, ctx, [](const ClusterConfig& config) {
+    std::cout << "rampart: cluster \"" << config.name << "\", " << config.nodes.size()
+              << " nodes configured, transport " << config.transport.backend
+              << "; checking the transport.\n";
     bench::TransportBenchOptions options;
-    options.fabric = transport::FabricOptionsFromConfig(config->transport);
+    options.fabric = transport::FabricOptionsFromConfig(config.transport);
     options.duration = std::chrono::milliseconds(200);
     auto results = bench::RunTransportBench(options);
     if (!results.ok()) return ReportFailure(results.status());

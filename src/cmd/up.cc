@@ -154,7 +154,7 @@ int RunUp(CommandContext& ctx) {
 
   char exe[4096];
   const ssize_t exe_len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (exe_len <= 0) return ReportFailure(IoError("cannot read /proc/self/exe: ", strerror(errno)));
+  if (exe_len <= 0) return ReportFailure(ErrnoStatus("cannot read /proc/self/exe", errno));
   exe[exe_len] = '\0';
 
   std::vector<Child> children;

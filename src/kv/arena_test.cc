@@ -8,19 +8,14 @@
 #include <set>
 
 #include "kv/slot.h"
+#include "kv/test_region.h"
 
 namespace rampart::kv {
 namespace {
 
 // Page-aligned memory filled with garbage, as a registered region may be.
-struct Region {
-  explicit Region(size_t n)
-      : size(n), mem(static_cast<std::byte*>(std::aligned_alloc(4096, n)), &std::free) {
-    std::memset(mem.get(), 0xA5, n);
-  }
-  std::span<std::byte> span() { return {mem.get(), size}; }
-  size_t size;
-  std::unique_ptr<std::byte, decltype(&std::free)> mem;
+struct Region : TestRegion {
+  explicit Region(size_t n) : TestRegion(n, 0xA5) {}
 };
 
 TEST(ArenaTest, SizeClassesAreLinearThenGeometricUpToTheMax) {

@@ -12,6 +12,7 @@
 #include "kv/executor.h"
 
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <optional>
 #include <string>
@@ -52,12 +53,16 @@ struct PartitionExecutor::Impl {
     size_t next = 0;  // index of the key being waited for
   };
 
-  // The reply message under construction for one connection.
+  // The reply message under construction for one connection. Built in place
+  // and never moved (the writer points at the bytes): a deque keeps every
+  // Outbox where it is while more are added.
   struct Outbox {
+    explicit Outbox(ConnectionId c) : to(c), writer(&bytes) {}
     ConnectionId to;
-    std::unique_ptr<std::vector<std::byte>> bytes;
-    std::unique_ptr<wire::ReplyWriter> writer;
+    std::vector<std::byte> bytes;
+    wire::ReplyWriter writer;
   };
+  using Outboxes = std::deque<Outbox>;
 
   Impl(uint32_t partition_id, std::span<std::byte> arena, const ExecutorOptions& opts)
       : id(partition_id), options(opts), partition(arena, opts.partition) {
@@ -66,21 +71,18 @@ struct PartitionExecutor::Impl {
     limits.max_value_bytes = ClampU32(opts.partition.max_value_bytes);
   }
 
-  wire::ReplyWriter& To(std::vector<Outbox>& out, ConnectionId conn) {
+  wire::ReplyWriter& To(Outboxes& out, ConnectionId conn) {
     for (Outbox& o : out) {
-      if (o.to == conn) return *o.writer;
+      if (o.to == conn) return o.writer;
     }
-    Outbox o{conn, std::make_unique<std::vector<std::byte>>(), nullptr};
-    o.writer = std::make_unique<wire::ReplyWriter>(o.bytes.get());
-    out.push_back(std::move(o));
-    return *out.back().writer;
+    return out.emplace_back(conn).writer;
   }
 
-  static std::vector<OutgoingReply> Finish(std::vector<Outbox>& out) {
+  static std::vector<OutgoingReply> Finish(Outboxes& out) {
     std::vector<OutgoingReply> replies;
     for (Outbox& o : out) {
-      if (o.writer->count() == 0) continue;
-      replies.push_back(OutgoingReply{o.to, std::move(*o.bytes)});
+      if (o.writer.count() == 0) continue;
+      replies.push_back(OutgoingReply{o.to, std::move(o.bytes)});
     }
     return replies;
   }
@@ -90,7 +92,7 @@ struct PartitionExecutor::Impl {
   // Acquires w.keys[w.next..] for txn. Returns true when the request is
   // finished (granted, replied OK, or failed, replied with the error); false
   // when it waits on w.keys[w.next].
-  bool Continue(uint64_t txn, WaitingLock& w, Clock::time_point now, std::vector<Outbox>& out) {
+  bool Continue(uint64_t txn, WaitingLock& w, Clock::time_point now, Outboxes& out) {
     for (; w.next < w.keys.size(); ++w.next) {
       const auto& [key, mode] = w.keys[w.next];
       Result<AcquireOutcome> r = locks.Acquire(txn, key, mode, now);
@@ -107,7 +109,7 @@ struct PartitionExecutor::Impl {
 
   // Resumes the LOCK requests whose awaited key was just granted.
   void OnGrants(const std::vector<LockGrant>& grants, Clock::time_point now,
-                std::vector<Outbox>& out) {
+                Outboxes& out) {
     for (const LockGrant& g : grants) {
       auto it = waiting.find(g.txn);
       if (it == waiting.end()) continue;  // not waiting through us (or already answered)
@@ -117,7 +119,7 @@ struct PartitionExecutor::Impl {
   }
 
   void ExecuteOne(ConnectionId from, const wire::Request& req, Clock::time_point now,
-                  std::vector<Outbox>& out) {
+                  Outboxes& out) {
     const wire::RequestHeader& h = req.header;
     wire::ReplyWriter& w = To(out, from);
     auto error = [&](const Status& st) {
@@ -188,7 +190,7 @@ struct PartitionExecutor::Impl {
 
   std::vector<OutgoingReply> Execute(ConnectionId from, std::span<const std::byte> message,
                                      Clock::time_point now) {
-    std::vector<Outbox> out;
+    Outboxes out;
     if (message.size() > options.max_message_bytes) {
       To(out, from).Error(0, wire_partition(), 0,
                           InvalidArgument("message of ", message.size(),
@@ -223,7 +225,7 @@ struct PartitionExecutor::Impl {
 
   std::vector<OutgoingReply> Tick(Clock::time_point now) {
     partition.Gc(now);
-    std::vector<Outbox> out;
+    Outboxes out;
     LockTable::Expired expired = locks.ExpireOlderThan(now - options.lock_timeout, now);
     for (uint64_t txn : expired.txns) {
       auto it = waiting.find(txn);
@@ -240,7 +242,7 @@ struct PartitionExecutor::Impl {
   }
 
   std::vector<OutgoingReply> ConnectionClosed(ConnectionId conn, Clock::time_point now) {
-    std::vector<Outbox> out;
+    Outboxes out;
     std::vector<uint64_t> dropped;
     for (const auto& [txn, wl] : waiting) {
       if (wl.from == conn) dropped.push_back(txn);

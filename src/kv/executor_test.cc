@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kv/protocol.h"
+#include "kv/test_region.h"
 
 namespace rampart::kv {
 namespace {
@@ -16,14 +17,9 @@ namespace {
 using namespace std::chrono_literals;
 using wire::MsgType;
 
-struct Region {
-  explicit Region(size_t n)
-      : size(n), mem(static_cast<std::byte*>(std::aligned_alloc(4096, n)), &std::free) {
-    std::memset(mem.get(), 0, n);
-  }
-  std::span<std::byte> span() { return {mem.get(), size}; }
-  size_t size;
-  std::unique_ptr<std::byte, decltype(&std::free)> mem;
+// Page-aligned, zeroed memory, as Fabric::Allocate returns.
+struct Region : TestRegion {
+  explicit Region(size_t n) : TestRegion(n, 0) {}
 };
 
 constexpr uint16_t kPartition = 3;

@@ -192,9 +192,6 @@ VersionView Partition::View(const KeyEntry& entry, uint64_t ts, const Version& v
   out.key = s.key;
   out.value = s.value;
   out.metadata = s.metadata;
-  if (auto siblings = DecodeSiblings(s.metadata); siblings.ok()) {
-    out.siblings = std::move(*siblings);
-  }
   out.tombstone = s.tombstone();
   out.committed = v.committed;
   out.latest = v.committed && ts == entry.latest_commit;

@@ -43,7 +43,6 @@
 #pragma once
 
 #include <chrono>
-#include <functional>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -94,7 +93,6 @@ struct VersionView {
   std::string_view key;
   std::string_view value;
   std::string_view metadata;            // encoded siblings (DecodeSiblings)
-  std::vector<std::string_view> siblings;
   bool tombstone = false;
   bool committed = false;
   bool latest = false;                  // the key's latest committed version

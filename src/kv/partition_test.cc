@@ -11,19 +11,16 @@
 #include <random>
 #include <thread>
 
+#include "kv/test_region.h"
+
 namespace rampart::kv {
 namespace {
 
 using namespace std::chrono_literals;
 
-struct Region {
-  explicit Region(size_t n)
-      : size(n), mem(static_cast<std::byte*>(std::aligned_alloc(4096, n)), &std::free) {
-    std::memset(mem.get(), 0x5A, n);
-  }
-  std::span<std::byte> span() { return {mem.get(), size}; }
-  size_t size;
-  std::unique_ptr<std::byte, decltype(&std::free)> mem;
+// Page-aligned memory filled with garbage, as a registered region may be.
+struct Region : TestRegion {
+  explicit Region(size_t n) : TestRegion(n, 0x5A) {}
 };
 
 PrepareItem Item(std::string key, std::string value, std::vector<std::string> siblings = {}) {
@@ -68,7 +65,7 @@ TEST_F(PartitionTest, PrepareCommitGetRoundTrip) {
   EXPECT_EQ(got[0]->ts, 10u);
   EXPECT_EQ(got[0]->key, "a");
   EXPECT_EQ(got[0]->value, "A1");
-  EXPECT_EQ(got[0]->siblings, (std::vector<std::string_view>{"b"}));
+  EXPECT_EQ(*DecodeSiblings(got[0]->metadata), (std::vector<std::string_view>{"b"}));
   EXPECT_TRUE(got[0]->committed);
   EXPECT_TRUE(got[0]->latest);
   EXPECT_FALSE(got[0]->tombstone);
@@ -88,7 +85,7 @@ TEST_F(PartitionTest, PreparedVersionIsInvisibleToGetButReadableByTs) {
   ASSERT_TRUE(repair.has_value());
   EXPECT_EQ(repair->value, "new");
   EXPECT_FALSE(repair->committed);
-  EXPECT_EQ(repair->siblings, (std::vector<std::string_view>{"j"}));
+  EXPECT_EQ(*DecodeSiblings(repair->metadata), (std::vector<std::string_view>{"j"}));
   // A prepared slot is not VALID, so a one-sided reader would refuse it.
   EXPECT_EQ(Validate(*repair, "k").code(), StatusCode::kNotFound);
   EXPECT_FALSE(p_.GetByTs("k", 7).has_value());
@@ -153,7 +150,7 @@ TEST_F(PartitionTest, TombstonesAreCommittedVersions) {
   EXPECT_TRUE(got->tombstone);
   EXPECT_EQ(got->ts, 2u);
   EXPECT_TRUE(got->value.empty());
-  EXPECT_EQ(got->siblings, (std::vector<std::string_view>{"x"}));
+  EXPECT_EQ(*DecodeSiblings(got->metadata), (std::vector<std::string_view>{"x"}));
   auto bytes = ReadRemote(got->slot_offset, got->slot_bytes);
   auto v = ValidateSlot(bytes, "k", got->gen);
   ASSERT_TRUE(v.ok());

@@ -1,5 +1,6 @@
 #include "kv/protocol.h"
 
+#include <array>
 #include <cstring>
 
 namespace rampart::kv::wire {
@@ -450,18 +451,31 @@ Status DecodeLock(BodyReader& r, LockRequest* out) {
   return Status::Ok();
 }
 
-std::string RequestWhat(uint8_t type) {
-  if (type == 0 || type > kMaxMsgType) return StrCat("request of type ", type);
-  return StrCat(MsgTypeName(static_cast<MsgType>(type)), " request");
+bool KnownType(uint8_t type) { return type != 0 && type <= kMaxMsgType; }
+
+// "GET request" / "GET reply" for every known type, built once, so decoding
+// a well-formed frame builds no string (BodyReader only names errors).
+const std::string& KnownWhat(uint8_t type, bool reply) {
+  static const auto table = [] {
+    std::array<std::array<std::string, 2>, kMaxMsgType + 1> t;
+    for (uint8_t i = 1; i <= kMaxMsgType; ++i) {
+      const std::string_view name = MsgTypeName(static_cast<MsgType>(i));
+      t[i] = {StrCat(name, " request"), StrCat(name, " reply")};
+    }
+    return t;
+  }();
+  return table[type][reply ? 1 : 0];
 }
 
 }  // namespace
 
 Result<Request> DecodeRequest(const RequestFrame& frame, const ProtocolLimits& limits) {
   const uint8_t type = static_cast<uint8_t>(frame.header.type);
-  const std::string what = RequestWhat(type);
-  BodyReader r(frame.body, what, frame.header.request_id, limits);
-  if (type == 0 || type > kMaxMsgType) {
+  const std::string what =
+      KnownType(type) ? std::string() : StrCat("request of type ", type);
+  BodyReader r(frame.body, KnownType(type) ? KnownWhat(type, false) : what,
+               frame.header.request_id, limits);
+  if (!KnownType(type)) {
     return r.Error(StatusCode::kInvalidArgument, "unknown request type");
   }
   const uint8_t allowed_flags = frame.header.type == MsgType::kPrepare ? kFlagCommitNow : 0;
@@ -625,11 +639,9 @@ Status DecodeGetResults(BodyReader& r, std::vector<GetResult>* out) {
 
 Result<Reply> DecodeReply(const ReplyFrame& frame, const ProtocolLimits& limits) {
   const uint8_t type = frame.header.type;
-  std::string what = StrCat(type == 0 || type > kMaxMsgType
-                                ? StrCat("type ", type)
-                                : std::string(MsgTypeName(static_cast<MsgType>(type))),
-                            " reply");
-  BodyReader r(frame.body, what, frame.header.request_id, limits);
+  const std::string what = KnownType(type) ? std::string() : StrCat("type ", type, " reply");
+  BodyReader r(frame.body, KnownType(type) ? KnownWhat(type, true) : what,
+               frame.header.request_id, limits);
   Reply reply;
   reply.header = frame.header;
   const auto status = static_cast<uint8_t>(frame.header.status);
@@ -639,7 +651,7 @@ Result<Reply> DecodeReply(const ReplyFrame& frame, const ProtocolLimits& limits)
   if (!reply.ok()) {
     RAMPART_RETURN_IF_ERROR(
         r.String(&reply.error, kMaxErrorMessageBytes, "kMaxErrorMessageBytes", Field("error message")));
-  } else if (type == 0 || type > kMaxMsgType) {
+  } else if (!KnownType(type)) {
     return r.Error(StatusCode::kCorruption, "OK reply of unknown type");
   } else if (type == static_cast<uint8_t>(MsgType::kGet) ||
              type == static_cast<uint8_t>(MsgType::kGetByTs)) {

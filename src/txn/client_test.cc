@@ -16,6 +16,7 @@
 
 #include "common/timestamp.h"
 #include "kv/executor.h"
+#include "kv/test_region.h"
 #include "txn/ramp_logic.h"
 
 namespace rampart::txn {
@@ -63,11 +64,11 @@ class PartitionServer {
     auto fabric = Fabric::Create(TcpOptions());
     if (!fabric.ok()) return ready.set_value(fabric.status());
     constexpr size_t kArenaBytes = 8u << 20;
-    std::byte* arena = static_cast<std::byte*>(std::aligned_alloc(4096, kArenaBytes));
+    kv::TestRegion arena(kArenaBytes, 0);
     {
       kv::ExecutorOptions eo;
       eo.lock_timeout = 2s;
-      kv::PartitionExecutor exec(partition_, std::span<std::byte>(arena, kArenaBytes), eo);
+      kv::PartitionExecutor exec(partition_, arena.span(), eo);
       std::unordered_map<kv::ConnectionId, std::shared_ptr<Endpoint>> conns;
       std::unordered_map<const Endpoint*, kv::ConnectionId> ids;
       kv::ConnectionId next = 1;
@@ -116,7 +117,6 @@ class PartitionServer {
       ids.clear();
       fabric->reset();
     }
-    std::free(arena);
   }
 
   uint32_t partition_;
