@@ -212,24 +212,26 @@ std::string_view MsgTypeName(MsgType type) {
   return "UNKNOWN";
 }
 
-// ---- RequestWriter ----------------------------------------------------------
+// ---- FrameWriter, RequestWriter ------------------------------------------------
 
-RequestWriter::RequestWriter(std::vector<std::byte>* out) : out_(out), start_(out->size()) {
+static_assert(kRequestHeaderBytes == kReplyHeaderBytes, "FrameWriter writes both");
+
+FrameWriter::FrameWriter(std::vector<std::byte>* out) : out_(out), start_(out->size()) {
   Put32(out_, 0);
 }
 
-size_t RequestWriter::BeginRequest(MsgType type, uint8_t flags, uint16_t partition,
-                                   uint64_t request_id) {
+size_t FrameWriter::Begin(uint8_t byte0, uint8_t byte1, uint16_t partition,
+                          uint64_t request_id) {
   size_t at = out_->size();
-  Put8(out_, static_cast<uint8_t>(type));
-  Put8(out_, flags);
+  Put8(out_, byte0);
+  Put8(out_, byte1);
   Put16(out_, partition);
-  Put32(out_, 0);  // body_len, patched by EndRequest
+  Put32(out_, 0);  // body_len, patched by End
   Put64(out_, request_id);
   return at;
 }
 
-void RequestWriter::EndRequest(size_t header_at) {
+void FrameWriter::End(size_t header_at) {
   Patch32(out_, header_at + 4,
           static_cast<uint32_t>(out_->size() - header_at - kRequestHeaderBytes));
   Patch32(out_, start_, ++count_);
@@ -246,13 +248,13 @@ void RequestWriter::Prepare(uint16_t partition, uint64_t request_id, uint64_t ts
     Put8(out_, item.tombstone ? 1 : 0);
     PutKeyList(out_, item.siblings);
   }
-  EndRequest(at);
+  End(at);
 }
 
 void RequestWriter::Commit(uint16_t partition, uint64_t request_id, uint64_t ts) {
   size_t at = BeginRequest(MsgType::kCommit, 0, partition, request_id);
   Put64(out_, ts);
-  EndRequest(at);
+  End(at);
 }
 
 void RequestWriter::Get(uint16_t partition, uint64_t request_id,
@@ -260,7 +262,7 @@ void RequestWriter::Get(uint16_t partition, uint64_t request_id,
   size_t at = BeginRequest(MsgType::kGet, 0, partition, request_id);
   Put32(out_, static_cast<uint32_t>(keys.size()));
   for (std::string_view k : keys) PutString(out_, k);
-  EndRequest(at);
+  End(at);
 }
 
 void RequestWriter::GetByTs(uint16_t partition, uint64_t request_id,
@@ -271,7 +273,7 @@ void RequestWriter::GetByTs(uint16_t partition, uint64_t request_id,
     PutString(out_, item.key);
     Put64(out_, item.ts);
   }
-  EndRequest(at);
+  End(at);
 }
 
 void RequestWriter::Lock(uint16_t partition, uint64_t request_id, uint64_t txn,
@@ -283,17 +285,17 @@ void RequestWriter::Lock(uint16_t partition, uint64_t request_id, uint64_t txn,
     Put8(out_, static_cast<uint8_t>(k.mode));
     PutString(out_, k.key);
   }
-  EndRequest(at);
+  End(at);
 }
 
 void RequestWriter::Unlock(uint16_t partition, uint64_t request_id, uint64_t txn) {
   size_t at = BeginRequest(MsgType::kUnlock, 0, partition, request_id);
   Put64(out_, txn);
-  EndRequest(at);
+  End(at);
 }
 
 void RequestWriter::Describe(uint16_t partition, uint64_t request_id) {
-  EndRequest(BeginRequest(MsgType::kDescribe, 0, partition, request_id));
+  End(BeginRequest(MsgType::kDescribe, 0, partition, request_id));
 }
 
 // ---- framing ------------------------------------------------------------------
@@ -533,35 +535,15 @@ Status Reply::ToStatus() const {
   return Status(header.status, std::string(error));
 }
 
-ReplyWriter::ReplyWriter(std::vector<std::byte>* out) : out_(out), start_(out->size()) {
-  Put32(out_, 0);
-}
-
-size_t ReplyWriter::Begin(uint8_t type, StatusCode status, uint16_t partition,
-                          uint64_t request_id) {
-  size_t at = out_->size();
-  Put8(out_, type);
-  Put8(out_, static_cast<uint8_t>(status));
-  Put16(out_, partition);
-  Put32(out_, 0);
-  Put64(out_, request_id);
-  return at;
-}
-
-void ReplyWriter::End(size_t header_at) {
-  Patch32(out_, header_at + 4,
-          static_cast<uint32_t>(out_->size() - header_at - kReplyHeaderBytes));
-  Patch32(out_, start_, ++count_);
-}
 
 void ReplyWriter::Ok(MsgType type, uint16_t partition, uint64_t request_id) {
-  End(Begin(static_cast<uint8_t>(type), StatusCode::kOk, partition, request_id));
+  End(BeginReply(static_cast<uint8_t>(type), StatusCode::kOk, partition, request_id));
 }
 
 void ReplyWriter::Error(uint8_t type, uint16_t partition, uint64_t request_id,
                         const Status& status) {
   StatusCode code = status.ok() ? StatusCode::kInternal : status.code();
-  size_t at = Begin(type, code, partition, request_id);
+  size_t at = BeginReply(type, code, partition, request_id);
   std::string_view msg = status.message();
   PutString(out_, msg.substr(0, kMaxErrorMessageBytes));
   End(at);
@@ -569,7 +551,7 @@ void ReplyWriter::Error(uint8_t type, uint16_t partition, uint64_t request_id,
 
 void ReplyWriter::GetResults(MsgType type, uint16_t partition, uint64_t request_id,
                              std::span<const GetResultIn> results) {
-  size_t at = Begin(static_cast<uint8_t>(type), StatusCode::kOk, partition, request_id);
+  size_t at = BeginReply(static_cast<uint8_t>(type), StatusCode::kOk, partition, request_id);
   Put32(out_, static_cast<uint32_t>(results.size()));
   for (const GetResultIn& res : results) {
     Put8(out_, static_cast<uint8_t>(res.found ? (res.tombstone ? 3 : 1) : 0));
@@ -585,7 +567,7 @@ void ReplyWriter::GetResults(MsgType type, uint16_t partition, uint64_t request_
 }
 
 void ReplyWriter::Arena(uint16_t partition, uint64_t request_id, const ArenaInfo& arena) {
-  size_t at = Begin(static_cast<uint8_t>(MsgType::kDescribe), StatusCode::kOk, partition,
+  size_t at = BeginReply(static_cast<uint8_t>(MsgType::kDescribe), StatusCode::kOk, partition,
                     request_id);
   Put64(out_, arena.arena_bytes);
   PutString(out_, arena.descriptor);

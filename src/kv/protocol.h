@@ -216,14 +216,37 @@ struct Request {
       body;
 };
 
+// The framing RequestWriter and ReplyWriter share: a u32 count, then frames
+// of a 16-byte header {u8, u8, u16 partition, u32 body_len, u64 request_id}
+// and a body. The count and each body_len are patched as frames complete, so
+// the bytes form a complete message at any point.
+class FrameWriter {
+ public:
+  uint32_t count() const { return count_; }
+  size_t message_bytes() const { return out_->size() - start_; }
+
+ protected:
+  explicit FrameWriter(std::vector<std::byte>* out);
+  // Writes a header (body_len 0 for now); returns where it starts.
+  size_t Begin(uint8_t byte0, uint8_t byte1, uint16_t partition, uint64_t request_id);
+  // Patches the body_len of the frame at `header_at` and the count.
+  void End(size_t header_at);
+
+  std::vector<std::byte>* out_;
+
+ private:
+  size_t start_;
+  uint32_t count_ = 0;
+};
+
 // Appends one request message to *out (which may already hold other bytes).
 // The count at the start of the message is kept up to date after every call,
 // so the bytes form a complete message at any point.
 // REQUIRES: every key, value and body shorter than 4 GiB; `out` outlives the
 // writer.
-class RequestWriter {
+class RequestWriter : public FrameWriter {
  public:
-  explicit RequestWriter(std::vector<std::byte>* out);
+  explicit RequestWriter(std::vector<std::byte>* out) : FrameWriter(out) {}
 
   void Prepare(uint16_t partition, uint64_t request_id, uint64_t ts,
                std::span<const PrepareItemIn> items, uint8_t flags = 0);
@@ -235,16 +258,10 @@ class RequestWriter {
   void Unlock(uint16_t partition, uint64_t request_id, uint64_t txn);
   void Describe(uint16_t partition, uint64_t request_id);
 
-  uint32_t count() const { return count_; }
-  size_t message_bytes() const { return out_->size() - start_; }
-
  private:
-  size_t BeginRequest(MsgType type, uint8_t flags, uint16_t partition, uint64_t request_id);
-  void EndRequest(size_t header_at);
-
-  std::vector<std::byte>* out_;
-  size_t start_;
-  uint32_t count_ = 0;
+  size_t BeginRequest(MsgType type, uint8_t flags, uint16_t partition, uint64_t request_id) {
+    return Begin(static_cast<uint8_t>(type), flags, partition, request_id);
+  }
 };
 
 // One request of a message, framed but not decoded. `body` views the message.
@@ -319,9 +336,9 @@ struct Reply {
   Status ToStatus() const;
 };
 
-class ReplyWriter {
+class ReplyWriter : public FrameWriter {
  public:
-  explicit ReplyWriter(std::vector<std::byte>* out);
+  explicit ReplyWriter(std::vector<std::byte>* out) : FrameWriter(out) {}
 
   // PREPARE, COMMIT, LOCK (all keys granted), UNLOCK: empty body.
   void Ok(MsgType type, uint16_t partition, uint64_t request_id);
@@ -333,16 +350,10 @@ class ReplyWriter {
   // DESCRIBE.
   void Arena(uint16_t partition, uint64_t request_id, const ArenaInfo& arena);
 
-  uint32_t count() const { return count_; }
-  size_t message_bytes() const { return out_->size() - start_; }
-
  private:
-  size_t Begin(uint8_t type, StatusCode status, uint16_t partition, uint64_t request_id);
-  void End(size_t header_at);
-
-  std::vector<std::byte>* out_;
-  size_t start_;
-  uint32_t count_ = 0;
+  size_t BeginReply(uint8_t type, StatusCode status, uint16_t partition, uint64_t request_id) {
+    return Begin(type, static_cast<uint8_t>(status), partition, request_id);
+  }
 };
 
 Result<std::vector<Reply>> DecodeReplies(std::span<const std::byte> message,
