@@ -126,15 +126,14 @@ struct PartitionExecutor::Impl {
       w.Error(static_cast<uint8_t>(h.type), h.partition, h.request_id, st);
     };
     if (const auto* p = std::get_if<wire::PrepareRequest>(&req.body)) {
+      // Views into the message: the wire's KeyList encoding is the slot's
+      // metadata encoding, so the siblings go into the slot as they are.
       std::vector<PrepareItem> items;
       items.reserve(p->items.size());
       for (const wire::PrepareItem& in : p->items) {
-        PrepareItem item;
-        item.key = std::string(in.key);
-        item.value = std::string(in.value);
-        item.tombstone = in.tombstone;
-        for (std::string_view s : in.siblings) item.siblings.emplace_back(s);
-        items.push_back(std::move(item));
+        items.push_back(PrepareItem{in.key, in.value,
+                                    in.siblings.empty() ? std::string_view() : in.siblings.encoded(),
+                                    in.tombstone});
       }
       Status st = partition.Prepare(p->ts, items, now);
       if (st.ok() && (h.flags & wire::kFlagCommitNow) != 0) st = partition.Commit(p->ts, now);

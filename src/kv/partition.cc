@@ -32,7 +32,6 @@ Status Partition::Prepare(uint64_t ts, std::span<const PrepareItem> items,
   if (ts == 0) return InvalidArgument("prepare: ts 0 is not a timestamp");
 
   // Validate everything before writing anything.
-  std::vector<std::string> metadata(items.size());
   std::unordered_set<std::string_view> seen;
   seen.reserve(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
@@ -50,9 +49,8 @@ Status Partition::Prepare(uint64_t ts, std::span<const PrepareItem> items,
       return InvalidArgument("prepare ts ", ts, ": key of ", item.key.size(),
                              " bytes appears twice in one prepare");
     }
-    if (!item.siblings.empty()) metadata[i] = EncodeSiblings(item.siblings);
     const uint64_t bytes = SlotBytes(item.key.size(), item.tombstone ? 0 : item.value.size(),
-                                     metadata[i].size());
+                                     item.metadata.size());
     if (bytes > arena_.max_slot_bytes()) {
       return InvalidArgument("prepare ts ", ts, ": version needs a ", bytes,
                              "-byte slot, larger than the arena's maximum slot of ",
@@ -69,7 +67,7 @@ Status Partition::Prepare(uint64_t ts, std::span<const PrepareItem> items,
     if (it != index_.end() && it->second.versions.contains(ts)) continue;  // re-prepare
     const std::string_view value = item.tombstone ? std::string_view() : item.value;
     Result<SlotRef> ref =
-        arena_.Allocate(SlotBytes(item.key.size(), value.size(), metadata[i].size()));
+        arena_.Allocate(SlotBytes(item.key.size(), value.size(), item.metadata.size()));
     if (!ref.ok()) {
       for (const auto& [unused, r] : written) arena_.Free(r);
       return ref.status().WithContext(
@@ -80,7 +78,7 @@ Status Partition::Prepare(uint64_t ts, std::span<const PrepareItem> items,
                                             .flags = item.tombstone ? kSlotTombstone : 0u,
                                             .key = item.key,
                                             .value = value,
-                                            .metadata = metadata[i]});
+                                            .metadata = item.metadata});
     written.emplace_back(i, *ref);
   }
   if (written.empty()) return Status::Ok();
@@ -92,8 +90,10 @@ Status Partition::Prepare(uint64_t ts, std::span<const PrepareItem> items,
     prepare_deadlines_.emplace(now + options_.prepared_timeout, ts);
   }
   for (const auto& [i, ref] : written) {
-    index_[items[i].key].versions.emplace(ts, Version{ref, false});
-    pit->second.keys.push_back(items[i].key);
+    auto it = index_.find(items[i].key);
+    if (it == index_.end()) it = index_.emplace(std::string(items[i].key), KeyEntry{}).first;
+    it->second.versions.emplace(ts, Version{ref, false});
+    pit->second.keys.emplace_back(items[i].key);
     ++versions_;
   }
   return Status::Ok();

@@ -2,7 +2,8 @@
 // the index over them — and the RAMP-Fast operations on it.
 //
 //   Partition p(arena_span, PartitionOptions{});
-//   std::vector<PrepareItem> items = {{"a", "1", {"b"}}, {"b", "2", {"a"}}};
+//   const std::string b = EncodeSiblings({{"b"}}), a = EncodeSiblings({{"a"}});
+//   std::vector<PrepareItem> items = {{"a", "1", b}, {"b", "2", a}};
 //   RAMPART_RETURN_IF_ERROR(p.Prepare(ts, items, now));
 //   RAMPART_RETURN_IF_ERROR(p.Commit(ts, now));
 //   auto latest = p.Get(std::vector<std::string>{"a", "b"});  // latest committed
@@ -78,11 +79,16 @@ struct PartitionOptions {
   uint64_t max_value_bytes = uint64_t{1} << 20;
 };
 
-// One key's write in a PREPARE.
+// One key's write in a PREPARE. Views: the caller keeps the bytes alive
+// during Prepare (the kv-node passes views into the request message; nothing
+// is copied before it lands in the slot).
 struct PrepareItem {
-  std::string key;
-  std::string value;                  // ignored (stored empty) for tombstones
-  std::vector<std::string> siblings;  // the other keys of the write set
+  std::string_view key;
+  std::string_view value;     // ignored (stored empty) for tombstones
+  // The other keys of the write set as slot metadata: an EncodeSiblings()
+  // result, which is also the wire's KeyList encoding, or "" for none.
+  // REQUIRES: well-formed (the wire decoder checked it).
+  std::string_view metadata;
   bool tombstone = false;
 };
 

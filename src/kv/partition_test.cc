@@ -23,12 +23,28 @@ struct Region : TestRegion {
   explicit Region(size_t n) : TestRegion(n, 0x5A) {}
 };
 
-PrepareItem Item(std::string key, std::string value, std::vector<std::string> siblings = {}) {
-  return PrepareItem{std::move(key), std::move(value), std::move(siblings), false};
+// A PREPARE item that owns its bytes (PrepareItem only views them).
+struct TestItem {
+  std::string key, value, metadata;
+  bool tombstone = false;
+  PrepareItem view() const { return PrepareItem{key, value, metadata, tombstone}; }
+};
+
+TestItem Item(std::string key, std::string value, std::vector<std::string> siblings = {}) {
+  return TestItem{std::move(key), std::move(value),
+                  siblings.empty() ? "" : EncodeSiblings(siblings), false};
 }
 
-PrepareItem Tombstone(std::string key, std::vector<std::string> siblings = {}) {
-  return PrepareItem{std::move(key), "", std::move(siblings), true};
+TestItem Tombstone(std::string key, std::vector<std::string> siblings = {}) {
+  return TestItem{std::move(key), "", siblings.empty() ? "" : EncodeSiblings(siblings), true};
+}
+
+// Partition::Prepare over items that own their bytes.
+Status Prepare(Partition& p, uint64_t ts, const std::vector<TestItem>& items,
+               Clock::time_point now) {
+  std::vector<PrepareItem> views;
+  for (const TestItem& item : items) views.push_back(item.view());
+  return p.Prepare(ts, views, now);
 }
 
 class PartitionTest : public ::testing::Test {
@@ -36,8 +52,8 @@ class PartitionTest : public ::testing::Test {
   explicit PartitionTest(size_t arena_bytes = 8 << 20, PartitionOptions options = {})
       : region_(arena_bytes), p_(region_.span(), options) {}
 
-  Status Put(uint64_t ts, std::vector<PrepareItem> items) {
-    RAMPART_RETURN_IF_ERROR(p_.Prepare(ts, items, now_));
+  Status Put(uint64_t ts, const std::vector<TestItem>& items) {
+    RAMPART_RETURN_IF_ERROR(Prepare(p_, ts, items, now_));
     return p_.Commit(ts, now_);
   }
 
@@ -79,7 +95,7 @@ TEST_F(PartitionTest, PrepareCommitGetRoundTrip) {
 
 TEST_F(PartitionTest, PreparedVersionIsInvisibleToGetButReadableByTs) {
   ASSERT_TRUE(Put(5, {Item("k", "old")}).ok());
-  ASSERT_TRUE(p_.Prepare(9, std::vector{Item("k", "new", {"j"})}, now_).ok());
+  ASSERT_TRUE(Prepare(p_, 9, {Item("k", "new", {"j"})}, now_).ok());
   EXPECT_EQ(p_.Get("k")->value, "old");  // the last committed stays readable
   auto repair = p_.GetByTs("k", 9);      // RAMP repair round
   ASSERT_TRUE(repair.has_value());
@@ -94,8 +110,8 @@ TEST_F(PartitionTest, PreparedVersionIsInvisibleToGetButReadableByTs) {
 }
 
 TEST_F(PartitionTest, LatestCommitOnlyMovesForward) {
-  ASSERT_TRUE(p_.Prepare(9, std::vector{Item("k", "nine")}, now_).ok());
-  ASSERT_TRUE(p_.Prepare(5, std::vector{Item("k", "five")}, now_).ok());
+  ASSERT_TRUE(Prepare(p_, 9, {Item("k", "nine")}, now_).ok());
+  ASSERT_TRUE(Prepare(p_, 5, {Item("k", "five")}, now_).ok());
   ASSERT_TRUE(p_.Commit(9, now_).ok());
   ASSERT_TRUE(p_.Commit(5, now_).ok());
   EXPECT_EQ(p_.LatestCommit("k"), 9u);
@@ -130,13 +146,13 @@ TEST_F(PartitionTest, CommitIsIdempotentAndUnknownTsIsOk) {
 }
 
 TEST_F(PartitionTest, RePrepareIsIdempotent) {
-  ASSERT_TRUE(p_.Prepare(4, std::vector{Item("k", "v")}, now_).ok());
+  ASSERT_TRUE(Prepare(p_, 4, {Item("k", "v")}, now_).ok());
   const uint64_t used = p_.Stats().arena.used_bytes;
-  ASSERT_TRUE(p_.Prepare(4, std::vector{Item("k", "v"), Item("m", "w")}, now_).ok());
+  ASSERT_TRUE(Prepare(p_, 4, {Item("k", "v"), Item("m", "w")}, now_).ok());
   EXPECT_EQ(p_.Stats().versions, 2u);
   EXPECT_GT(p_.Stats().arena.used_bytes, used);
   ASSERT_TRUE(p_.Commit(4, now_).ok());
-  ASSERT_TRUE(p_.Prepare(4, std::vector{Item("k", "v")}, now_).ok());  // after commit
+  ASSERT_TRUE(Prepare(p_, 4, {Item("k", "v")}, now_).ok());  // after commit
   EXPECT_EQ(p_.Stats().versions, 2u);
   EXPECT_EQ(p_.Get("m")->value, "w");
   EXPECT_TRUE(p_.Get("k")->committed);
@@ -179,7 +195,7 @@ TEST_F(PartitionTest, GcKeepsVersionsWithinGraceAndReclaimsAfter) {
 }
 
 TEST_F(PartitionTest, GcReclaimsVersionsCommittedBehindTheLatest) {
-  ASSERT_TRUE(p_.Prepare(5, std::vector{Item("k", "five")}, now_).ok());
+  ASSERT_TRUE(Prepare(p_, 5, {Item("k", "five")}, now_).ok());
   ASSERT_TRUE(Put(9, {Item("k", "nine")}).ok());
   ASSERT_TRUE(p_.Commit(5, now_ + 2s).ok());
   EXPECT_EQ(p_.Gc(now_ + 6s), 0u);
@@ -191,7 +207,7 @@ TEST_F(PartitionTest, GcReclaimsVersionsCommittedBehindTheLatest) {
 
 TEST_F(PartitionTest, PreparedNeverCommittedExpiresAfterTimeout) {
   ASSERT_TRUE(Put(1, {Item("k", "committed")}).ok());
-  ASSERT_TRUE(p_.Prepare(2, std::vector{Item("k", "orphan"), Item("new", "x")}, now_).ok());
+  ASSERT_TRUE(Prepare(p_, 2, {Item("k", "orphan"), Item("new", "x")}, now_).ok());
   EXPECT_EQ(p_.Gc(now_ + 29s), 0u);
   EXPECT_TRUE(p_.GetByTs("k", 2).has_value());
   EXPECT_EQ(p_.Gc(now_ + 30s), 2u);
@@ -244,18 +260,18 @@ TEST(PartitionOptionsTest, CheckOptionsWantsTheLargestVersionToFit) {
 
 TEST_F(PartitionTest, LimitsAreInvalidArgument) {
   PartitionOptions o = p_.options();
-  Status st = p_.Prepare(1, std::vector{Item(std::string(o.max_key_bytes + 1, 'k'), "v")}, now_);
+  Status st = Prepare(p_, 1, {Item(std::string(o.max_key_bytes + 1, 'k'), "v")}, now_);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("max_key_bytes"), std::string_view::npos) << st.ToString();
-  st = p_.Prepare(1, std::vector{Item("k", std::string(o.max_value_bytes + 1, 'v'))}, now_);
+  st = Prepare(p_, 1, {Item("k", std::string(o.max_value_bytes + 1, 'v'))}, now_);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("max_value_bytes"), std::string_view::npos) << st.ToString();
-  EXPECT_EQ(p_.Prepare(1, std::vector{Item("", "v")}, now_).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(p_.Prepare(1, std::vector{Item("a", "1"), Item("a", "2")}, now_).code(),
+  EXPECT_EQ(Prepare(p_, 1, {Item("", "v")}, now_).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Prepare(p_, 1, {Item("a", "1"), Item("a", "2")}, now_).code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(p_.Prepare(0, std::vector{Item("a", "1")}, now_).code(),
+  EXPECT_EQ(Prepare(p_, 0, {Item("a", "1")}, now_).code(),
             StatusCode::kInvalidArgument);
-  EXPECT_TRUE(p_.Prepare(1, std::vector{Item(std::string(o.max_key_bytes, 'k'),
+  EXPECT_TRUE(Prepare(p_, 1, {Item(std::string(o.max_key_bytes, 'k'),
                                              std::string(o.max_value_bytes, 'v'))},
                          now_)
                   .ok());
@@ -300,11 +316,11 @@ TEST_F(SmallPartitionTest, PartlyFittingPrepareRollsBackItsOwnSlots) {
   const std::string big(60000, 'b');
   ASSERT_TRUE(Put(1, {Item("a", big), Item("b", big), Item("c", big)}).ok());
   const PartitionStats before = p_.Stats();
-  std::vector<PrepareItem> batch;
+  std::vector<TestItem> batch;
   for (int i = 0; i < 8; ++i) batch.push_back(Item("x" + std::to_string(i), std::string(100, 'x')));
   batch.push_back(Item("a", big));
   batch.push_back(Item("d", big));
-  Status st = p_.Prepare(2, batch, now_);
+  Status st = Prepare(p_, 2, batch, now_);
   ASSERT_EQ(st.code(), StatusCode::kResourceExhausted) << st.ToString();
   EXPECT_NE(st.message().find("nothing written"), std::string_view::npos) << st.ToString();
   const PartitionStats after = p_.Stats();
@@ -323,7 +339,7 @@ TEST_F(SmallPartitionTest, PartlyFittingPrepareRollsBackItsOwnSlots) {
   }
   // The same prepare without the large items succeeds.
   batch.resize(8);
-  EXPECT_TRUE(p_.Prepare(2, batch, now_).ok());
+  EXPECT_TRUE(Prepare(p_, 2, batch, now_).ok());
 }
 
 TEST_F(SmallPartitionTest, OverwritesReuseSpaceAfterGc) {
@@ -365,7 +381,7 @@ TEST_F(BigPartitionTest, LargeValues) {
 
 TEST_F(BigPartitionTest, ManyKeysWithoutAFixedLimit) {
   constexpr int kKeys = 100000;
-  std::vector<PrepareItem> batch;
+  std::vector<TestItem> batch;
   uint64_t ts = 1;
   for (int i = 0; i < kKeys; ++i) {
     batch.push_back(Item("user" + std::to_string(i), "value" + std::to_string(i)));
@@ -430,7 +446,7 @@ TEST(PartitionConcurrencyTest, OneSidedReadersNeverAcceptAWrongVersion) {
   uint64_t ts = 1;
   for (; std::chrono::steady_clock::now() < deadline; ++ts) {
     const std::string key = "k" + std::to_string(ts % 5);
-    ASSERT_TRUE(p.Prepare(ts, std::vector{Item(key, expected(key, ts))}, now).ok());
+    ASSERT_TRUE(Prepare(p, ts, {Item(key, expected(key, ts))}, now).ok());
     ASSERT_TRUE(p.Commit(ts, now).ok());
     auto v = p.Get(key);
     {
