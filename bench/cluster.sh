@@ -1,6 +1,7 @@
 # Shared by the bench/ scripts that run a local cluster (source it):
+#   bench_venv               bench/.venv with bench/requirements.txt
 #   bench_init BIN           temp dir $tmp (removed on exit, with the cluster
-#                            stopped by PID), BIN copied to $bin, bench/.venv
+#                            stopped by PID), BIN copied to $bin, bench_venv
 #   start_cluster BACKEND    writes a cluster file for $nodes nodes x
 #                            $partitions partitions (backend, $spin_us,
 #                            $cluster_name), starts `rampart up` on it and
@@ -16,6 +17,10 @@ bench_init() {
   trap 'exit 130' INT TERM
   cp "$1" "$tmp/rampart"
   bin="$tmp/rampart"
+  bench_venv
+}
+
+bench_venv() {
   if [ ! -x bench/.venv/bin/python ]; then
     python3 -m venv bench/.venv
     bench/.venv/bin/pip install -q -r bench/requirements.txt

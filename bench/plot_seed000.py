@@ -2,8 +2,8 @@
 """Draws seed 000's Figs. 4-6 from bench/seed000.sh's results and prints the table.
 
 usage: bench/plot_seed000.py [DIR]   (default bench/results/seed000)
-Reads DIR/summary.json (or, without it, DIR/<series>-k<size>-r<ratio>.json),
-writes DIR/fig4-transports.png, DIR/fig5-txn-size.png, DIR/fig6-read-ratio.png
+Reads DIR/<series>-k<size>-r<ratio>.json, writes DIR/summary.json (all points),
+DIR/fig4-transports.png, DIR/fig5-txn-size.png, DIR/fig6-read-ratio.png
 and prints the throughput of every point, with its ratio to RAMP over tcp and
 to the no-isolation bound at the same x, to stdout and DIR/summary.txt.
 """
@@ -38,24 +38,36 @@ BASE, BOUND = "ramp-tcp", "none-ucx-read"
 FIG4_SIZE, FIG4_RATIO = 8, 0.95
 
 
+# Configuration keys every point of a sweep shares (the rest vary by point).
+COMMON = ("nodes", "partitions_per_node", "client_threads", "keys", "value_size", "distribution",
+          "spin_us", "cores", "transactions_bound", "ucx_tls")
+
+
 def load(d):
-    path = os.path.join(d, "summary.json")
-    if os.path.exists(path):
+    """The sweep's points from DIR/<series>-k<size>-r<ratio>.json (bench/seed000.sh
+    keeps the median run of each), and the configuration they share; also
+    written to DIR/summary.json."""
+    points, cfg = [], None
+    for path in sorted(glob.glob(os.path.join(d, "*-k*-r*.json"))):
         with open(path) as f:
             doc = json.load(f)
-        return doc["configuration"], doc["points"]
-    points, cfg = [], None
-    for p in sorted(glob.glob(os.path.join(d, "*-k*-r*.json"))):
-        with open(p) as f:
-            doc = json.load(f)
         c = doc["configuration"]
-        cfg = cfg or dict(c, seconds_per_point=c["duration_bound_ms"] / 1000,
-                          reps=len(doc.get("runs", [1])), client_processes=1)
-        points.append({"series": doc["series"], "txn_size": c["txn_size"],
-                       "read_ratio": c["read_ratio"], "runs": doc.get("runs", []),
-                       "first_error": doc.get("first_error", ""), "results": doc["results"]})
+        if cfg is None:
+            cfg = {k: c[k] for k in COMMON if k in c}
+            cfg.update({"seconds_per_point": c["duration_bound_ms"] / 1000,
+                        "reps": len(doc.get("runs", [1])), "host": "127.0.0.1",
+                        "client_processes": 1})
+        points.append({"series": doc["series"], "file": os.path.basename(path),
+                       "isolation": c["isolation"], "transport": c["transport"],
+                       "get": c.get("get"), "put": c.get("put"),
+                       "txn_size": c["txn_size"], "read_ratio": c["read_ratio"],
+                       "runs": doc.get("runs", []), "failed_runs": doc.get("failed_runs", 0),
+                       "first_error": doc["results"].get("first_error", ""),
+                       "results": doc["results"]})
     if not points:
         sys.exit(f"plot_seed000.py: no results in {d}")
+    with open(os.path.join(d, "summary.json"), "w") as f:
+        json.dump({"benchmark": "seed000", "configuration": cfg, "points": points}, f, indent=2)
     return cfg, points
 
 

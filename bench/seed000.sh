@@ -48,7 +48,8 @@
 #
 # Writes bench/results/seed000/<series>-k<size>-r<ratio>.json (the median
 # run of each point), <series>-k<size>-r<ratio>.log (its stdout),
-# summary.json (all points), summary.txt (the table) and fig{4,5,6}-*.png.
+# summary.json (all points), summary.txt (the table) and fig{4,5,6}-*.png (the
+# last three by bench/plot_seed000.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-5}"
@@ -103,15 +104,9 @@ if not runs:
     sys.exit(0)
 runs.sort(key=lambda r: r[0]["results"]["txn_per_sec"])
 doc, i = runs[(len(runs) - 1) // 2]
-first_error = ""
-with open(f"{tmp}/{name}.rep{i}.log") as f:
-    for line in f:
-        if line.startswith("first error:"):
-            first_error = line.split(":", 1)[1].strip()
 doc["series"] = series
 doc["runs"] = [r[0]["results"]["txn_per_sec"] for r in sorted(runs, key=lambda r: r[1])]
 doc["failed_runs"] = reps - len(runs)
-doc["first_error"] = first_error
 with open(f"{out}/{name}.json", "w") as f:
     json.dump(doc, f, indent=2, sort_keys=True)
 shutil.copy(f"{tmp}/{name}.rep{i}.log", f"{out}/{name}.log")
@@ -149,30 +144,4 @@ run_series ramp-ucx-read ucx ramp read ring
 run_series none-ucx-read ucx none read ring
 echo "seed000: sweep took $(( $(date +%s) - started )) s" >&2
 
-python3 - "$out" "$seconds" "$reps" <<'PY'
-import glob, json, os, sys
-out, seconds, reps = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
-points = []
-for path in sorted(glob.glob(f"{out}/*-k*-r*.json")):
-    with open(path) as f:
-        doc = json.load(f)
-    c = doc["configuration"]
-    points.append({"series": doc["series"], "file": os.path.basename(path),
-                   "isolation": c["isolation"], "transport": c["transport"],
-                   "get": c.get("get"), "put": c.get("put"),
-                   "txn_size": c["txn_size"], "read_ratio": c["read_ratio"],
-                   "runs": doc["runs"], "failed_runs": doc["failed_runs"],
-                   "first_error": doc["first_error"], "results": doc["results"]})
-if not points:
-    sys.exit("seed000.sh: no points were measured")
-with open(f"{out}/{points[0]['file']}") as f:
-    c = json.load(f)["configuration"]
-common = {k: c[k] for k in ("nodes", "partitions_per_node", "client_threads", "keys", "value_size",
-                            "distribution", "spin_us", "cores", "transactions_bound", "ucx_tls")
-          if k in c}
-common.update({"seconds_per_point": seconds, "reps": reps, "host": "127.0.0.1",
-               "client_processes": 1})
-with open(f"{out}/summary.json", "w") as f:
-    json.dump({"benchmark": "seed000", "configuration": common, "points": points}, f, indent=2)
-PY
 bench/.venv/bin/python bench/plot_seed000.py "$out"

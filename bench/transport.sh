@@ -10,10 +10,9 @@ seconds="${1:-1}"
 runs="${2:-3}"
 make build
 mkdir -p bench/results
-if [ ! -x bench/.venv/bin/python ]; then
-  python3 -m venv bench/.venv
-  bench/.venv/bin/pip install -q -r bench/requirements.txt
-fi
+# shellcheck source=bench/cluster.sh
+. bench/cluster.sh
+bench_venv
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for i in $(seq 1 "$runs"); do

@@ -242,10 +242,8 @@ Status TcpEndpoint::Flush(Completion done) {
 }
 
 bool TcpEndpoint::QueueFrameTail(const std::byte* header, std::span<const IoSlice> message,
-                                 size_t skip) {
-  size_t total = kHeaderBytes;
-  for (const IoSlice& s : message) total += s.size;
-  if (!out_.Reserve(total - skip)) return false;
+                                 size_t frame, size_t skip) {
+  if (!out_.Reserve(frame - skip)) return false;
   auto append = [&](const std::byte* data, size_t size) {
     if (skip >= size) {
       skip -= size;
@@ -312,7 +310,7 @@ Status TcpEndpoint::SendFrame(FrameKind kind, std::span<const IoSlice> message, 
     }
   }
   if (written < frame) {
-    if (!QueueFrameTail(header, message, written)) {
+    if (!QueueFrameTail(header, message, frame, written)) {
       Status oom = ResourceExhausted("Send to ", peer_name_, ": cannot queue ", frame - written,
                                      " bytes");
       // Part of the frame is in the kernel already: the stream cannot go on.

@@ -218,8 +218,10 @@ class TcpEndpoint final : public EndpointBase {
   enum class Report { kNow, kDeferred };
 
   Status SendFrame(tcp::FrameKind kind, std::span<const IoSlice> message, Completion done);
-  // Appends header+message from byte `skip` of the frame to the output queue.
-  bool QueueFrameTail(const std::byte* header, std::span<const IoSlice> message, size_t skip);
+  // Appends header+message (`frame` bytes in all) from byte `skip` of the
+  // frame to the output queue.
+  bool QueueFrameTail(const std::byte* header, std::span<const IoSlice> message, size_t frame,
+                      size_t skip);
   int ReadInput();
   int ParseFrames();
   int DrainOutput();
