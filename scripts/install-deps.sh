@@ -15,6 +15,9 @@ packages=(
   nlohmann-json3-dev              # benchmark JSON
   libisal-dev                     # crc32c (crc32_iscsi), XOR parity
   python3 python3-venv            # integration tests and plots
+  redis-tools                     # redis-cli, redis-benchmark: proxy tests and benchmark
+  redis-server nutcracker         # the proxy benchmark's baselines (Redis, twemproxy)
+  clang libclang-rt-14-dev        # libFuzzer for the RESP parser
 )
 
 missing=()
