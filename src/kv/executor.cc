@@ -184,6 +184,11 @@ struct PartitionExecutor::Impl {
                               std::string_view(reinterpret_cast<const char*>(
                                                    arena_descriptor.data()),
                                                arena_descriptor.size())});
+    } else if (std::holds_alternative<wire::CountRequest>(req.body)) {
+      w.Count(h.partition, h.request_id, partition.LiveKeys());
+    } else if (std::holds_alternative<wire::FlushRequest>(req.body)) {
+      partition.Flush();
+      w.Ok(h.type, h.partition, h.request_id);
     }
   }
 

@@ -15,6 +15,8 @@
 // DESCRIBE answers with the arena's transport descriptor (ExposeArena), so a
 // GET* client can read slots one-sidedly; NotSupported until one is set (the
 // tcp transport exposes no memory).
+// COUNT answers Partition::LiveKeys(); FLUSH runs Partition::Flush() (locks
+// are left alone) and answers OK.
 //
 // Thread-safety: one thread (the partition's) owns an executor.
 #pragma once

@@ -318,6 +318,61 @@ TEST_F(ExecutorTest, DescribeAnswersTheExposedArena) {
   EXPECT_EQ(r.arena.descriptor, std::string_view("\x01\x02\x03", 3));
 }
 
+TEST_F(ExecutorTest, CountAnswersLiveKeysAndFlushDropsEverything) {
+  auto count = [&](uint64_t id) {
+    std::vector<std::byte> msg;
+    wire::RequestWriter(&msg).Count(kPartition, id);
+    wire::Reply r = One(msg);
+    EXPECT_TRUE(r.ok()) << r.ToStatus().ToString();
+    EXPECT_EQ(r.header.type, static_cast<uint8_t>(MsgType::kCount));
+    EXPECT_EQ(r.header.request_id, id);
+    return r.count;
+  };
+  EXPECT_EQ(count(1), 0u);
+  ASSERT_TRUE(One(Prepare(2, 10, {{"a", "1"}, {"b", "1"}, {"c", "1"}}, wire::kFlagCommitNow)).ok());
+  ASSERT_TRUE(One(Prepare(3, 20, {{"d", "prepared"}})).ok());  // not committed: not counted
+  EXPECT_EQ(count(4), 3u);
+  std::vector<std::byte> del;
+  const wire::PrepareItemIn tombstone[] = {{"b", "", "", true}};
+  wire::RequestWriter(&del).Prepare(kPartition, 5, 30, tombstone, wire::kFlagCommitNow);
+  ASSERT_TRUE(One(del).ok());
+  EXPECT_EQ(count(6), 2u);
+  wire::Reply a = One(Get(7, {"a"}));
+  ASSERT_TRUE(a.results.at(0).found);
+  const wire::SlotAddress cached = a.results[0].slot;
+
+  // COUNT, FLUSH, COUNT in one message: answered in order.
+  std::vector<std::byte> msg;
+  wire::RequestWriter w(&msg);
+  w.Count(kPartition, 8);
+  w.Flush(kPartition, 9);
+  w.Count(kPartition, 10);
+  auto out = Run(1, msg);
+  std::vector<wire::Reply> replies = Only(out, 1);
+  ASSERT_EQ(replies.size(), 3u);
+  EXPECT_EQ(replies[0].count, 2u);
+  EXPECT_TRUE(replies[1].ok()) << replies[1].ToStatus().ToString();
+  EXPECT_EQ(replies[1].header.type, static_cast<uint8_t>(MsgType::kFlush));
+  EXPECT_EQ(replies[1].header.request_id, 9u);
+  EXPECT_EQ(replies[1].header.body_len, 0u);
+  EXPECT_EQ(replies[2].count, 0u);
+
+  wire::Reply got = One(Get(11, {"a", "b", "c", "d"}));
+  ASSERT_EQ(got.results.size(), 4u);
+  for (const wire::GetResult& res : got.results) EXPECT_FALSE(res.found);
+  EXPECT_TRUE(One(Commit(12, 20)).ok());  // the flushed prepare: nothing to commit
+  EXPECT_FALSE(One(Get(13, {"d"})).results.at(0).found);
+  EXPECT_EQ(exec_.partition().Stats().versions, 0u);
+  // A GET* reader's cached address of "a" is refused.
+  const std::byte* slot = region_.span().data() + cached.offset;
+  auto read = ValidateSlot(std::span(slot, cached.bytes), "a", cached.gen);
+  EXPECT_EQ(read.status().code(), StatusCode::kNotFound) << read.status().ToString();
+  // The partition takes writes again.
+  ASSERT_TRUE(One(Prepare(14, 5, {{"a", "again"}}, wire::kFlagCommitNow)).ok());
+  EXPECT_EQ(count(15), 1u);
+  EXPECT_EQ(One(Get(16, {"a"})).results.at(0).value, "again");
+}
+
 class SmallExecutorTest : public ExecutorTest {
  protected:
   static ExecutorOptions Small() {

@@ -92,7 +92,7 @@ Status Partition::Prepare(uint64_t ts, std::span<const PrepareItem> items,
   for (const auto& [i, ref] : written) {
     auto it = index_.find(items[i].key);
     if (it == index_.end()) it = index_.emplace(std::string(items[i].key), KeyEntry{}).first;
-    it->second.versions.emplace(ts, Version{ref, false});
+    it->second.versions.emplace(ts, Version{ref, false, items[i].tombstone});
     pit->second.keys.emplace_back(items[i].key);
     ++versions_;
   }
@@ -117,15 +117,18 @@ Status Partition::Commit(uint64_t ts, Clock::time_point now) {
       // New latest: set VALID on the new slot, then clear it on the old one
       // (see "Commit order" in partition.h).
       StoreSlotFlags(slot, flags | kSlotValid);
+      bool was_live = false;
       if (entry.latest_commit != 0) {
         auto old = entry.versions.find(entry.latest_commit);
         if (old != entry.versions.end()) {
+          was_live = !old->second.tombstone;
           std::byte* old_slot = arena_.At(old->second.slot);
           StoreSlotFlags(old_slot, LoadSlotFlags(old_slot) & ~kSlotValid);
           reclaim_queue_.emplace(reclaim_at, ReclaimItem{key, old->first, old->second.slot});
         }
       }
       entry.latest_commit = ts;
+      live_keys_ = live_keys_ + (v.tombstone ? 0 : 1) - (was_live ? 1 : 0);
     } else {
       // Committed behind the latest: readable by ts for the grace period.
       StoreSlotFlags(slot, flags);
@@ -139,12 +142,31 @@ Status Partition::Commit(uint64_t ts, Clock::time_point now) {
 void Partition::Reclaim(Index::iterator it, uint64_t ts) {
   KeyEntry& entry = it->second;
   auto vit = entry.versions.find(ts);
-  StoreSlotFlags(arena_.At(vit->second.slot), 0);
-  arena_.Free(vit->second.slot);
+  ReleaseSlot(vit->second.slot);
   entry.versions.erase(vit);
   --versions_;
   ++reclaimed_;
   if (entry.versions.empty()) index_.erase(it);  // no latest either: it is never reclaimed
+}
+
+void Partition::ReleaseSlot(const SlotRef& slot) {
+  StoreSlotFlags(arena_.At(slot), 0);
+  arena_.Free(slot);
+}
+
+size_t Partition::Flush() {
+  const size_t n = versions_;
+  for (const auto& [key, entry] : index_) {
+    for (const auto& [ts, v] : entry.versions) ReleaseSlot(v.slot);
+  }
+  index_.clear();
+  pending_.clear();
+  prepare_deadlines_.clear();
+  reclaim_queue_.clear();
+  versions_ = 0;
+  live_keys_ = 0;
+  flushed_ += n;
+  return n;
 }
 
 size_t Partition::Gc(Clock::time_point now) {
@@ -237,6 +259,7 @@ PartitionStats Partition::Stats() const {
   st.reclaim_queued = reclaim_queue_.size();
   st.reclaimed = reclaimed_;
   st.expired_prepares = expired_prepares_;
+  st.flushed = flushed_;
   st.arena = arena_.Stats();
   return st;
 }

@@ -38,9 +38,19 @@
 // stalled longer than prepared_timeout loses that partition's writes. Keep the
 // timeout far above any plausible stall. Counted in Stats().expired_prepares.
 //
+// Flush. Drops every version at once, committed and prepared, and frees each
+// slot the way GC does (flags cleared, VALID with them, before the slot goes
+// back to the arena, whose next Allocate of it bumps the gen), with no grace
+// period. Resetting the arena instead would re-carve slots with gen 0 and let
+// a cached (offset, gen) match again, so Flush never does that.
+//
+// Live keys. LiveKeys() is a counter kept by Commit, the only call that
+// changes which version is a key's latest committed one; Gc never reclaims
+// that version and Flush zeroes the counter, so neither needs to adjust it.
+//
 // Thread-safety: not thread-safe. One writer thread owns a Partition and makes
-// every call (Prepare, Commit, Get, GetByTs, Gc). Remote peers only read slots
-// one-sidedly; they never touch the index.
+// every call (Prepare, Commit, Get, GetByTs, Gc, Flush). Remote peers only
+// read slots one-sidedly; they never touch the index.
 #pragma once
 
 #include <chrono>
@@ -114,6 +124,7 @@ struct PartitionStats {
   uint64_t reclaim_queued = 0;     // versions waiting for their grace period
   uint64_t reclaimed = 0;          // versions freed by Gc, ever
   uint64_t expired_prepares = 0;   // prepared versions freed by the timeout, ever
+  uint64_t flushed = 0;            // versions dropped by Flush, ever
   ArenaStats arena;
 };
 
@@ -167,6 +178,16 @@ class Partition {
   // versions were reclaimed.
   size_t Gc(Clock::time_point now);
 
+  // Keys whose latest committed version is not a tombstone. O(1) (a counter,
+  // see "Live keys" above).
+  uint64_t LiveKeys() const { return live_keys_; }
+
+  // Removes every version, committed and prepared, freeing their slots as Gc
+  // does (see "Flush" above); pending prepares, deadlines and the reclaim
+  // queue go with them, so a later COMMIT of a flushed ts finds nothing and
+  // is OK. Returns how many versions were dropped.
+  size_t Flush();
+
   PartitionStats Stats() const;
   const PartitionOptions& options() const { return options_; }
   // The arena's memory, for registration and for tests that read slots.
@@ -176,6 +197,7 @@ class Partition {
   struct Version {
     SlotRef slot;
     bool committed = false;
+    bool tombstone = false;
   };
   struct KeyEntry {
     std::map<uint64_t, Version> versions;
@@ -196,6 +218,10 @@ class Partition {
   // Clears the slot's flags, frees it and drops the version; drops the key
   // entry when it has no versions left.
   void Reclaim(Index::iterator it, uint64_t ts);
+  // The one way a slot leaves the index (Reclaim, Flush): its flags word is
+  // cleared, so one-sided readers see it is no longer VALID, then the arena
+  // takes it back (a new gen on reuse).
+  void ReleaseSlot(const SlotRef& slot);
 
   PartitionOptions options_;
   Arena arena_;
@@ -206,6 +232,8 @@ class Partition {
   uint64_t versions_ = 0;
   uint64_t reclaimed_ = 0;
   uint64_t expired_prepares_ = 0;
+  uint64_t flushed_ = 0;
+  uint64_t live_keys_ = 0;  // see LiveKeys()
 };
 
 }  // namespace rampart::kv

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "kv/test_region.h"
@@ -243,6 +244,165 @@ TEST_F(PartitionTest, SlotReuseBumpsGenSoAStaleCachedAddressFails) {
   ASSERT_TRUE(reused);
   auto bytes = ReadRemote(offset, cached.slot_bytes);
   Status st = ValidateSlot(bytes, "k", gen).status();
+  EXPECT_EQ(st.code(), StatusCode::kNotFound);
+  EXPECT_TRUE(st.message().starts_with("stale gen")) << st.ToString();
+}
+
+TEST_F(PartitionTest, LiveKeysCountsLatestCommittedVersionsThatAreNotTombstones) {
+  EXPECT_EQ(p_.LiveKeys(), 0u);
+  ASSERT_TRUE(Put(1, {Item("a", "1"), Item("b", "1")}).ok());
+  EXPECT_EQ(p_.LiveKeys(), 2u);
+  ASSERT_TRUE(Put(2, {Item("a", "2")}).ok());  // overwrite
+  EXPECT_EQ(p_.LiveKeys(), 2u);
+  ASSERT_TRUE(Prepare(p_, 3, {Item("c", "1"), Tombstone("a")}, now_).ok());
+  EXPECT_EQ(p_.LiveKeys(), 2u);  // prepared versions do not count
+  ASSERT_TRUE(p_.Commit(3, now_).ok());
+  EXPECT_EQ(p_.LiveKeys(), 2u);  // b, c
+  ASSERT_TRUE(Put(4, {Tombstone("a")}).ok());  // tombstone over a tombstone
+  EXPECT_EQ(p_.LiveKeys(), 2u);
+  ASSERT_TRUE(Put(5, {Tombstone("never-written")}).ok());
+  EXPECT_EQ(p_.LiveKeys(), 2u);
+  // A delete committed behind the latest (c@3) changes nothing.
+  ASSERT_TRUE(Put(2, {Tombstone("c")}).ok());
+  EXPECT_EQ(p_.Get("c")->value, "1");
+  EXPECT_EQ(p_.LiveKeys(), 2u);
+  // Gc reclaims superseded versions (and an expired prepare), never a latest.
+  ASSERT_TRUE(Prepare(p_, 9, {Item("d", "orphan")}, now_).ok());
+  EXPECT_GT(p_.Gc(now_ + 1h), 0u);
+  EXPECT_EQ(p_.LiveKeys(), 2u);
+  ASSERT_TRUE(Put(6, {Item("a", "back")}).ok());
+  EXPECT_EQ(p_.LiveKeys(), 3u);
+  const size_t flushed = p_.Flush();
+  EXPECT_EQ(flushed, p_.Stats().flushed);
+  EXPECT_EQ(p_.LiveKeys(), 0u);
+  ASSERT_TRUE(Put(7, {Item("a", "again")}).ok());
+  EXPECT_EQ(p_.LiveKeys(), 1u);
+}
+
+// LiveKeys() against a count of Get() over every key ever written, through
+// random puts, tombstones, prepares committed late or never, commits behind
+// the latest, GC, expiry and flushes.
+TEST_F(PartitionTest, LiveKeysAgreesWithABruteForceCount) {
+  constexpr int kKeys = 40;
+  std::mt19937_64 rng(8);
+  auto brute_force = [&] {
+    uint64_t n = 0;
+    for (int k = 0; k < kKeys; ++k) {
+      auto v = p_.Get("key" + std::to_string(k));
+      if (v && !v->tombstone) ++n;
+    }
+    return n;
+  };
+  std::vector<uint64_t> pending;
+  uint64_t ts = 100;
+  int flushes = 0;
+  for (int step = 0; step < 20000; ++step) {
+    const int op = static_cast<int>(rng() % 100);
+    if (op < 60) {
+      // A transaction over a few keys, some deletes; ts sometimes behind.
+      std::vector<TestItem> items;
+      std::set<int> keys;
+      for (int i = 0, n = 1 + static_cast<int>(rng() % 4); i < n; ++i) keys.insert(rng() % kKeys);
+      for (int k : keys) {
+        std::string key = "key" + std::to_string(k);
+        items.push_back(rng() % 3 == 0 ? Tombstone(key) : Item(key, "v" + std::to_string(ts)));
+      }
+      const uint64_t t = rng() % 8 == 0 ? ts - 1 - rng() % 50 : ++ts;
+      if (!Prepare(p_, t, items, now_).ok()) continue;  // (key, t) may exist already
+      if (rng() % 4 == 0) {
+        pending.push_back(t);  // committed later, or never
+      } else {
+        ASSERT_TRUE(p_.Commit(t, now_).ok());
+      }
+    } else if (op < 75 && !pending.empty()) {
+      const size_t i = rng() % pending.size();
+      ASSERT_TRUE(p_.Commit(pending[i], now_).ok());
+      pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
+    } else if (op < 99) {
+      now_ += std::chrono::milliseconds(rng() % 3000);
+      p_.Gc(now_);
+    } else {
+      p_.Flush();
+      pending.clear();
+      ++flushes;
+    }
+    ASSERT_EQ(p_.LiveKeys(), brute_force()) << "step " << step;
+  }
+  EXPECT_GT(flushes, 0);
+  EXPECT_GT(p_.Stats().reclaimed, 0u);
+  EXPECT_GT(p_.Stats().expired_prepares, 0u);
+}
+
+TEST_F(PartitionTest, FlushDropsEveryVersionAndThePartitionIsReusable) {
+  ASSERT_TRUE(Put(1, {Item("a", "1", {"b"}), Item("b", "1", {"a"})}).ok());
+  ASSERT_TRUE(Put(2, {Item("a", "2")}).ok());          // a@1 waits for GC
+  ASSERT_TRUE(Put(3, {Tombstone("b")}).ok());
+  ASSERT_TRUE(Prepare(p_, 4, {Item("c", "prepared")}, now_).ok());
+  const PartitionStats before = p_.Stats();
+  EXPECT_EQ(before.versions, 5u);
+  EXPECT_GT(before.reclaim_queued, 0u);
+  EXPECT_GT(before.arena.used_bytes, 0u);
+
+  EXPECT_EQ(p_.Flush(), 5u);
+  PartitionStats st = p_.Stats();
+  EXPECT_EQ(st.keys, 0u);
+  EXPECT_EQ(st.versions, 0u);
+  EXPECT_EQ(st.pending_txns, 0u);
+  EXPECT_EQ(st.reclaim_queued, 0u);
+  EXPECT_EQ(st.flushed, 5u);
+  EXPECT_EQ(st.reclaimed, 0u);  // Flush is not GC
+  EXPECT_EQ(st.arena.used_bytes, 0u);  // every slot is back on a free list
+  EXPECT_EQ(st.arena.allocations, before.arena.allocations);
+  for (const char* k : {"a", "b", "c"}) {
+    EXPECT_FALSE(p_.Get(k).has_value()) << k;
+    EXPECT_EQ(p_.LatestCommit(k), 0u) << k;
+  }
+  EXPECT_FALSE(p_.GetByTs("a", 1).has_value());
+  EXPECT_FALSE(p_.GetByTs("c", 4).has_value());
+  // The COMMIT of a flushed prepare finds nothing; GC finds nothing to do.
+  EXPECT_TRUE(p_.Commit(4, now_).ok());
+  EXPECT_FALSE(p_.Get("c").has_value());
+  EXPECT_EQ(p_.Gc(now_ + 1h), 0u);
+  EXPECT_EQ(p_.Flush(), 0u);  // flushing an empty partition
+
+  // Reuse: the same keys at lower timestamps than before are the latest now.
+  ASSERT_TRUE(Put(2, {Item("a", "new", {"b"}), Item("b", "new", {"a"})}).ok());
+  for (const char* k : {"a", "b"}) {
+    auto v = p_.Get(k);
+    ASSERT_TRUE(v.has_value());
+    EXPECT_EQ(v->value, "new");
+    EXPECT_TRUE(Validate(*v, k).ok());
+  }
+  ASSERT_TRUE(Put(5, {Item("a", "newer")}).ok());
+  EXPECT_EQ(p_.Gc(now_ + 5s), 1u);
+  EXPECT_EQ(p_.Stats().versions, 2u);
+  EXPECT_EQ(p_.LiveKeys(), 2u);
+}
+
+TEST_F(PartitionTest, AddressCachedBeforeAFlushIsRefused) {
+  ASSERT_TRUE(Put(1, {Item("k", "v1")}).ok());
+  const VersionView cached = *p_.Get("k");  // what a GET* client caches
+  ASSERT_TRUE(Validate(cached, "k").ok());
+  p_.Flush();
+  // Not reused yet: VALID was cleared with the flags.
+  Status st = Validate(cached, "k");
+  EXPECT_EQ(st.code(), StatusCode::kNotFound);
+  EXPECT_TRUE(st.message().starts_with("superseded")) << st.ToString();
+  // Write the same key again until the flushed slot is handed out again.
+  bool reused = false;
+  for (uint64_t ts = 2; ts < 20000 && !reused; ++ts) {
+    ASSERT_TRUE(Put(ts, {Item("k", "v1")}).ok());
+    auto v = p_.Get("k");
+    if (v->slot_offset == cached.slot_offset) {
+      reused = true;
+      EXPECT_NE(v->gen, cached.gen);  // the arena's gen rule survived the flush
+      EXPECT_TRUE(Validate(*v, "k").ok());
+    }
+    p_.Flush();  // frees the slot at once, no grace period
+  }
+  ASSERT_TRUE(reused);
+  auto bytes = ReadRemote(cached.slot_offset, cached.slot_bytes);
+  st = ValidateSlot(bytes, "k", cached.gen).status();
   EXPECT_EQ(st.code(), StatusCode::kNotFound);
   EXPECT_TRUE(st.message().starts_with("stale gen")) << st.ToString();
 }

@@ -208,6 +208,8 @@ std::string_view MsgTypeName(MsgType type) {
     case MsgType::kLock: return "LOCK";
     case MsgType::kUnlock: return "UNLOCK";
     case MsgType::kDescribe: return "DESCRIBE";
+    case MsgType::kCount: return "COUNT";
+    case MsgType::kFlush: return "FLUSH";
   }
   return "UNKNOWN";
 }
@@ -296,6 +298,14 @@ void RequestWriter::Unlock(uint16_t partition, uint64_t request_id, uint64_t txn
 
 void RequestWriter::Describe(uint16_t partition, uint64_t request_id) {
   End(BeginRequest(MsgType::kDescribe, 0, partition, request_id));
+}
+
+void RequestWriter::Count(uint16_t partition, uint64_t request_id) {
+  End(BeginRequest(MsgType::kCount, 0, partition, request_id));
+}
+
+void RequestWriter::Flush(uint16_t partition, uint64_t request_id) {
+  End(BeginRequest(MsgType::kFlush, 0, partition, request_id));
 }
 
 // ---- framing ------------------------------------------------------------------
@@ -510,6 +520,12 @@ Result<Request> DecodeRequest(const RequestFrame& frame, const ProtocolLimits& l
     case MsgType::kDescribe:
       req.body.emplace<DescribeRequest>();
       break;
+    case MsgType::kCount:
+      req.body.emplace<CountRequest>();
+      break;
+    case MsgType::kFlush:
+      req.body.emplace<FlushRequest>();
+      break;
   }
   RAMPART_RETURN_IF_ERROR(st);
   RAMPART_RETURN_IF_ERROR(r.Finish());
@@ -571,6 +587,13 @@ void ReplyWriter::Arena(uint16_t partition, uint64_t request_id, const ArenaInfo
                     request_id);
   Put64(out_, arena.arena_bytes);
   PutString(out_, arena.descriptor);
+  End(at);
+}
+
+void ReplyWriter::Count(uint16_t partition, uint64_t request_id, uint64_t keys) {
+  size_t at = BeginReply(static_cast<uint8_t>(MsgType::kCount), StatusCode::kOk, partition,
+                         request_id);
+  Put64(out_, keys);
   End(at);
 }
 
@@ -642,6 +665,8 @@ Result<Reply> DecodeReply(const ReplyFrame& frame, const ProtocolLimits& limits)
     RAMPART_RETURN_IF_ERROR(r.U64(&reply.arena.arena_bytes, Field("arena bytes")));
     RAMPART_RETURN_IF_ERROR(r.String(&reply.arena.descriptor, kMaxDescriptorBytes,
                                      "kMaxDescriptorBytes", Field("arena descriptor")));
+  } else if (type == static_cast<uint8_t>(MsgType::kCount)) {
+    RAMPART_RETURN_IF_ERROR(r.U64(&reply.count, Field("key count")));
   }
   RAMPART_RETURN_IF_ERROR(r.Finish());
   return reply;

@@ -12,7 +12,8 @@
 // {u8 type, u8 status, u16 partition, u32 body_len, u64 request_id}).
 //
 // Request types: PREPARE, COMMIT, GET, GET_BY_TS, LOCK, UNLOCK, DESCRIBE (the
-// partition's arena descriptor, for one-sided GET* reads). There is no
+// partition's arena descriptor, for one-sided GET* reads), COUNT (live keys)
+// and FLUSH (drop every version; the proxy's DBSIZE and FLUSHDB). There is no
 // separate PUT: isolation `none` and the writes of `s2pl` send PREPARE with
 // kFlagCommitNow, which prepares and commits in one step (one round trip, and
 // one write path in the version store).
@@ -59,8 +60,10 @@ enum class MsgType : uint8_t {
   kLock = 5,
   kUnlock = 6,
   kDescribe = 7,
+  kCount = 8,
+  kFlush = 9,
 };
-inline constexpr uint8_t kMaxMsgType = 7;
+inline constexpr uint8_t kMaxMsgType = 9;
 // "PREPARE", ..., "UNKNOWN" for values outside the enum.
 std::string_view MsgTypeName(MsgType type);
 
@@ -208,11 +211,16 @@ struct UnlockRequest {
 };
 // Asks for the partition's arena descriptor (empty body).
 struct DescribeRequest {};
+// Asks how many keys of the partition are live: their latest committed
+// version is not a tombstone (empty body; the reply carries a u64).
+struct CountRequest {};
+// Drops every version of the partition, committed and prepared (empty body).
+struct FlushRequest {};
 
 struct Request {
   RequestHeader header;
   std::variant<PrepareRequest, CommitRequest, GetRequest, GetByTsRequest, LockRequest,
-               UnlockRequest, DescribeRequest>
+               UnlockRequest, DescribeRequest, CountRequest, FlushRequest>
       body;
 };
 
@@ -257,6 +265,8 @@ class RequestWriter : public FrameWriter {
             std::span<const LockKey> keys);
   void Unlock(uint16_t partition, uint64_t request_id, uint64_t txn);
   void Describe(uint16_t partition, uint64_t request_id);
+  void Count(uint16_t partition, uint64_t request_id);
+  void Flush(uint16_t partition, uint64_t request_id);
 
  private:
   size_t BeginRequest(MsgType type, uint8_t flags, uint16_t partition, uint64_t request_id) {
@@ -331,6 +341,7 @@ struct Reply {
   std::string_view error;          // status != OK
   std::vector<GetResult> results;  // OK GET / GET_BY_TS
   ArenaInfo arena;                 // OK DESCRIBE
+  uint64_t count = 0;              // OK COUNT: the partition's live keys
   bool ok() const { return header.status == StatusCode::kOk; }
   // OK, or the node's error with its message.
   Status ToStatus() const;
@@ -340,7 +351,7 @@ class ReplyWriter : public FrameWriter {
  public:
   explicit ReplyWriter(std::vector<std::byte>* out) : FrameWriter(out) {}
 
-  // PREPARE, COMMIT, LOCK (all keys granted), UNLOCK: empty body.
+  // PREPARE, COMMIT, LOCK (all keys granted), UNLOCK, FLUSH: empty body.
   void Ok(MsgType type, uint16_t partition, uint64_t request_id);
   // REQUIRES: !status.ok(). `type` is the request's raw type byte.
   void Error(uint8_t type, uint16_t partition, uint64_t request_id, const Status& status);
@@ -349,6 +360,8 @@ class ReplyWriter : public FrameWriter {
                   std::span<const GetResultIn> results);
   // DESCRIBE.
   void Arena(uint16_t partition, uint64_t request_id, const ArenaInfo& arena);
+  // COUNT: `keys` live keys.
+  void Count(uint16_t partition, uint64_t request_id, uint64_t keys);
 
  private:
   size_t BeginReply(uint8_t type, StatusCode status, uint16_t partition, uint64_t request_id) {

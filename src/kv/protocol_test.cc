@@ -29,6 +29,9 @@ std::vector<std::byte> SampleRequests(std::string* sib_storage) {
   w.Lock(9, 105, 555, lks);
   w.Unlock(9, 106, 555);
   w.Get(1, 107, {});
+  w.Describe(2, 108);
+  w.Count(2, 109);
+  w.Flush(7, 110);
   return msg;
 }
 
@@ -38,7 +41,7 @@ TEST(ProtocolTest, RequestRoundTripEveryType) {
   auto decoded = DecodeRequests(msg, ProtocolLimits());
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   const std::vector<Request>& r = *decoded;
-  ASSERT_EQ(r.size(), 8u);
+  ASSERT_EQ(r.size(), 11u);
   for (size_t i = 0; i < r.size(); ++i) EXPECT_EQ(r[i].header.request_id, 100 + i);
 
   EXPECT_EQ(r[0].header.type, MsgType::kPrepare);
@@ -79,6 +82,15 @@ TEST(ProtocolTest, RequestRoundTripEveryType) {
   EXPECT_EQ(l.keys[1].mode, LockMode::kExclusive);
   EXPECT_EQ(std::get<UnlockRequest>(r[6].body).txn, 555u);
   EXPECT_TRUE(std::get<GetRequest>(r[7].body).keys.empty());
+  EXPECT_TRUE(std::holds_alternative<DescribeRequest>(r[8].body));
+  EXPECT_EQ(r[9].header.type, MsgType::kCount);
+  EXPECT_EQ(r[9].header.partition, 2);
+  EXPECT_EQ(r[9].header.body_len, 0u);
+  EXPECT_TRUE(std::holds_alternative<CountRequest>(r[9].body));
+  EXPECT_EQ(r[10].header.type, MsgType::kFlush);
+  EXPECT_EQ(r[10].header.partition, 7);
+  EXPECT_EQ(r[10].header.body_len, 0u);
+  EXPECT_TRUE(std::holds_alternative<FlushRequest>(r[10].body));
 }
 
 TEST(ProtocolTest, ByteLayoutMatchesTheDocs) {
@@ -120,6 +132,8 @@ std::vector<std::byte> SampleReplies() {
   w.GetResults(MsgType::kGetByTs, 5, 103, {});
   w.Error(99, 0, 104, InvalidArgument("unknown request type"));
   w.Ok(MsgType::kUnlock, 9, 105);
+  w.Count(2, 106, 0x0123456789ABCDEFull);
+  w.Ok(MsgType::kFlush, 7, 107);
   return msg;
 }
 
@@ -128,7 +142,7 @@ TEST(ProtocolTest, ReplyRoundTrip) {
   auto decoded = DecodeReplies(msg, ProtocolLimits());
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   const std::vector<Reply>& r = *decoded;
-  ASSERT_EQ(r.size(), 6u);
+  ASSERT_EQ(r.size(), 8u);
   EXPECT_TRUE(r[0].ok());
   EXPECT_EQ(r[0].header.type, static_cast<uint8_t>(MsgType::kPrepare));
   EXPECT_FALSE(r[1].ok());
@@ -149,6 +163,15 @@ TEST(ProtocolTest, ReplyRoundTrip) {
   EXPECT_EQ(r[4].header.type, 99);
   EXPECT_EQ(r[4].error, "unknown request type");
   EXPECT_TRUE(r[5].ok());
+  EXPECT_TRUE(r[6].ok());
+  EXPECT_EQ(r[6].header.type, static_cast<uint8_t>(MsgType::kCount));
+  EXPECT_EQ(r[6].header.partition, 2);
+  EXPECT_EQ(r[6].header.body_len, 8u);
+  EXPECT_EQ(r[6].count, 0x0123456789ABCDEFull);
+  EXPECT_TRUE(r[7].ok());
+  EXPECT_EQ(r[7].header.type, static_cast<uint8_t>(MsgType::kFlush));
+  EXPECT_EQ(r[7].header.body_len, 0u);
+  EXPECT_EQ(r[7].count, 0u);
 }
 
 TEST(ProtocolTest, ErrorMessagesAreTruncated) {
@@ -445,6 +468,73 @@ TEST(ProtocolTest, DescribeRoundTripAndTruncation) {
   bad[4 + 4] = std::byte{1};  // body_len 1
   auto r = DecodeRequests(bad, ProtocolLimits());
   EXPECT_FALSE(r.ok());
+}
+
+}  // namespace
+}  // namespace rampart::kv::wire
+
+namespace rampart::kv::wire {
+namespace {
+
+TEST(ProtocolTest, CountAndFlushLayoutNamesAndTruncation) {
+  EXPECT_EQ(MsgTypeName(MsgType::kCount), "COUNT");
+  EXPECT_EQ(MsgTypeName(MsgType::kFlush), "FLUSH");
+  EXPECT_EQ(MsgTypeName(static_cast<MsgType>(kMaxMsgType + 1)), "UNKNOWN");
+
+  // Header only: type 8 / 9, flags 0, partition, body_len 0, request id.
+  std::vector<std::byte> req;
+  RequestWriter w(&req);
+  w.Count(0x0102, 5);
+  w.Flush(0x0102, 6);
+  const uint8_t expect[] = {2, 0, 0, 0,                                  // count 2
+                            8, 0, 2, 1, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0,   // COUNT
+                            9, 0, 2, 1, 0, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0};  // FLUSH
+  ASSERT_EQ(req.size(), sizeof(expect));
+  for (size_t i = 0; i < req.size(); ++i) EXPECT_EQ(std::to_integer<uint8_t>(req[i]), expect[i]) << i;
+
+  // A body on either is trailing garbage; a flag is unknown.
+  for (MsgType type : {MsgType::kCount, MsgType::kFlush}) {
+    std::vector<std::byte> bad;
+    RequestWriter wb(&bad);
+    type == MsgType::kCount ? wb.Count(0, 1) : wb.Flush(0, 1);
+    bad.push_back(std::byte{0});
+    bad[4 + 4] = std::byte{1};  // body_len 1
+    EXPECT_EQ(DecodeRequests(bad, ProtocolLimits()).status(),
+              Corruption(MsgTypeName(type), " request (id 1) has 1 trailing bytes after its body"));
+  }
+  std::vector<std::byte> flagged = req;
+  flagged[4 + 1] = std::byte{kFlagCommitNow};
+  EXPECT_EQ(DecodeRequests(flagged, ProtocolLimits()).status(),
+            InvalidArgument("COUNT request (id 5): unknown flags 1"));
+
+  // Replies: every prefix of a COUNT reply is refused, an OK COUNT reply
+  // without its u64 names the field, an error COUNT reply carries no count.
+  std::vector<std::byte> rep;
+  ReplyWriter rw(&rep);
+  rw.Count(3, 5, 42);
+  rw.Ok(MsgType::kFlush, 3, 6);
+  rw.Error(static_cast<uint8_t>(MsgType::kCount), 3, 7, Unavailable("partition 3 is down"));
+  auto replies = DecodeReplies(rep, ProtocolLimits());
+  ASSERT_TRUE(replies.ok()) << replies.status().ToString();
+  ASSERT_EQ(replies->size(), 3u);
+  EXPECT_EQ((*replies)[0].count, 42u);
+  EXPECT_TRUE((*replies)[1].ok());
+  EXPECT_FALSE((*replies)[2].ok());
+  EXPECT_EQ((*replies)[2].count, 0u);
+  EXPECT_EQ((*replies)[2].error, "partition 3 is down");
+  for (size_t len = 0; len < rep.size(); ++len) {
+    EXPECT_FALSE(DecodeReplies(std::span(rep).first(len), ProtocolLimits()).ok()) << len;
+  }
+  std::vector<std::byte> empty_count;
+  ReplyWriter(&empty_count).Ok(MsgType::kCount, 3, 8);
+  EXPECT_EQ(DecodeReplies(empty_count, ProtocolLimits()).status(),
+            Corruption("truncated COUNT reply (id 8): key count needs 8 bytes, 0 left"));
+  // A FLUSH reply with a body is trailing garbage.
+  std::vector<std::byte> long_flush;
+  ReplyWriter(&long_flush).Count(3, 9, 1);
+  long_flush[4] = std::byte{static_cast<uint8_t>(MsgType::kFlush)};
+  EXPECT_EQ(DecodeReplies(long_flush, ProtocolLimits()).status(),
+            Corruption("FLUSH reply (id 9) has 8 trailing bytes after its body"));
 }
 
 }  // namespace
