@@ -4,6 +4,7 @@
 #include "txn/client.h"
 
 #include <algorithm>
+#include <map>
 
 #include "txn/client_impl.h"
 
@@ -224,48 +225,62 @@ void Client::Impl::OnReply(uint32_t p, std::span<const std::byte> bytes) {
   }
 }
 
-Status Client::Impl::SendRequest(OutgoingRequest& req, Route route, Call& call) {
-  RAMPART_ASSIGN_OR_RETURN(Link * link, Connection(req.partition));
-  call.epoch = link->epoch;
-  const uint32_t partition = req.partition;
+void Client::Impl::SendMessage(uint32_t partition, std::vector<std::byte> message, Route route,
+                               std::span<Call* const> calls) {
+  auto fail = [&](const Status& s) {
+    for (Call* c : calls) {
+      c->done = true;
+      c->status = s;
+    }
+  };
+  auto link = Connection(partition);
+  if (!link.ok()) return fail(link.status());
+  for (Call* c : calls) c->epoch = (*link)->epoch;
   if (route == Route::kRing) {
     // The channel copies the bytes (into the peer's ring or its backlog).
-    transport::IoSlice slice{req.message.data(), req.message.size()};
-    Status sent = link->channel->Send(std::span<const transport::IoSlice>(&slice, 1));
+    transport::IoSlice slice{message.data(), message.size()};
+    Status sent = (*link)->channel->Send(std::span<const transport::IoSlice>(&slice, 1));
     if (!sent.ok()) {
       DropConnection(partition);
-      return sent.WithContext(StrCat(Where(partition), ": send on the channel"));
+      fail(sent.WithContext(StrCat(Where(partition), ": send on the channel")));
     }
-    return Status::Ok();
+    return;
   }
   // The bytes must live until the send completes, which may be after the
-  // call gave up on the reply: the completion owns them.
+  // calls gave up on their replies: the completion owns them.
   struct Outgoing {
     std::vector<std::byte> bytes;
     transport::IoSlice slice;
+    std::vector<uint64_t> ids;
   };
   auto out = std::make_shared<Outgoing>();
-  out->bytes = std::move(req.message);
+  out->bytes = std::move(message);
   out->slice = transport::IoSlice{out->bytes.data(), out->bytes.size()};
-  uint64_t id = req.request_id;
-  Status sent = link->endpoint->Send(std::span<const transport::IoSlice>(&out->slice, 1),
-                                     [this, out, id, partition](Status s) {
-                                       if (s.ok()) return;
-                                       auto it = inflight_.find(id);
-                                       if (it == inflight_.end() || it->second->done) return;
-                                       it->second->done = true;
-                                       it->second->status = Unavailable(
-                                           Where(partition), ": send failed: ", s.ToString());
-                                     });
+  for (Call* c : calls) out->ids.push_back(c->request_id);
+  Status sent = (*link)->endpoint->Send(
+      std::span<const transport::IoSlice>(&out->slice, 1), [this, out, partition](Status s) {
+        if (s.ok()) return;
+        for (uint64_t id : out->ids) {
+          auto it = inflight_.find(id);
+          if (it == inflight_.end() || it->second->done) continue;
+          it->second->done = true;
+          it->second->status = Unavailable(Where(partition), ": send failed: ", s.ToString());
+        }
+      });
   if (!sent.ok()) {
-    if (!link->endpoint->connected()) DropConnection(partition);
-    return sent.WithContext(StrCat(Where(partition), ": send"));
+    if (!(*link)->endpoint->connected()) DropConnection(partition);
+    fail(sent.WithContext(StrCat(Where(partition), ": send")));
   }
-  return Status::Ok();
 }
 
 Status Client::Impl::Exchange(std::vector<OutgoingRequest>& reqs, std::vector<Call>& calls,
                               Route route) {
+  std::vector<Route> routes(reqs.size(), route);
+  return Exchange(reqs, calls, routes, /*coalesce=*/false);
+}
+
+Status Client::Impl::Exchange(std::vector<OutgoingRequest>& reqs, std::vector<Call>& calls,
+                              std::span<const Route> routes, bool coalesce) {
   calls.assign(reqs.size(), Call());  // no reallocation below: inflight_ points in
   for (size_t i = 0; i < reqs.size(); ++i) {
     Call& c = calls[i];
@@ -275,12 +290,37 @@ Status Client::Impl::Exchange(std::vector<OutgoingRequest>& reqs, std::vector<Ca
     c.expected_results = reqs[i].indices.size();
     inflight_[c.request_id] = &c;
   }
-  for (size_t i = 0; i < reqs.size(); ++i) {
-    Status s = SendRequest(reqs[i], route, calls[i]);
-    if (!s.ok()) {
-      calls[i].done = true;
-      calls[i].status = s;
+  if (!coalesce) {
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      Call* call = &calls[i];
+      SendMessage(reqs[i].partition, std::move(reqs[i].message), routes[i],
+                  std::span<Call* const>(&call, 1));
     }
+  } else {
+    // One message per (partition, route), cut where the node's limits would
+    // refuse it (half the message bound leaves room for the replies).
+    struct Pending {
+      std::vector<std::byte> message;
+      std::vector<Call*> calls;
+    };
+    std::map<std::pair<uint32_t, Route>, Pending> by_target;
+    auto flush = [&](const std::pair<uint32_t, Route>& target, Pending& p) {
+      if (p.calls.empty()) return;
+      SendMessage(target.first, std::move(p.message), target.second, p.calls);
+      p = Pending();
+    };
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      const auto target = std::make_pair(reqs[i].partition, routes[i]);
+      Pending& p = by_target[target];
+      if (!p.calls.empty() &&
+          (p.calls.size() >= options_.limits.max_requests_per_message ||
+           p.message.size() + reqs[i].message.size() > options_.limits.max_message_bytes / 2)) {
+        flush(target, p);
+      }
+      internal::AppendMessage(&p.message, reqs[i].message);
+      p.calls.push_back(&calls[i]);
+    }
+    for (auto& [target, p] : by_target) flush(target, p);
   }
   auto deadline = std::chrono::steady_clock::now() + options_.request_timeout;
   auto pending = [&] {

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -102,6 +103,33 @@ struct ClientOptions {
   StopWrite stop_write = StopWrite::kNever;
 };
 
+// A transaction of a batch (Client::RunBatch) whose partitions the caller
+// chose: the proxy places keys on its consistent-hash ring, with replicas.
+// Views: the caller keeps keys and values alive until RunBatch returns.
+struct PlacedRead {
+  std::string_view key;
+  uint32_t partition = 0;  // the replica to read it from
+};
+struct PlacedWrite {
+  std::string_view key;
+  std::string_view value;
+  bool tombstone = false;  // a delete: the key reads as absent afterwards
+  uint32_t partition = 0;  // one entry per replica of the key
+};
+struct BatchTxn {
+  // A read transaction (keys may repeat) or a write transaction (a key at
+  // most once per partition); not both. Neither: a no-op that succeeds.
+  std::vector<PlacedRead> reads;
+  std::vector<PlacedWrite> writes;
+
+  // Results, set by RunBatch.
+  Status status;
+  std::vector<std::optional<std::string>> values;  // reads: values[i] for reads[i]
+  // When status is Unavailable or TimedOut: a partition whose failure caused
+  // it (the proxy reads from another replica next time); -1 otherwise.
+  int failed_partition = -1;
+};
+
 class Client {
  public:
   // Creates the Fabric and checks the options. Connections to partitions are
@@ -127,6 +155,18 @@ class Client {
   Result<std::optional<std::string>> Get(std::string_view key);
   // Writes a tombstone: the key reads as absent afterwards.
   Status Del(std::string_view key);
+
+  // Runs independent transactions together, round by round: round 1 has
+  // every read's GET (or GET*/GET+) and every write's PREPARE, round 2 the
+  // reads' repairs and the writes' COMMITs. Each transaction succeeds or
+  // fails on its own (txn.status); they are concurrent to each other, so
+  // there is no order among them (callers put dependent ones in different
+  // batches). Writes each get their own timestamp, in txns order.
+  // coalesce: the requests of all transactions for one partition travel in
+  // one message per round (reads of all transactions share one GET request);
+  // otherwise every transaction's request is a message of its own.
+  // Isolation ramp or none (s2pl: every txn fails with InvalidArgument).
+  void RunBatch(std::span<BatchTxn> txns, bool coalesce);
 
   const ClientOptions& options() const;
   const kv::Placement& placement() const;

@@ -90,12 +90,19 @@ class Client::Impl {
   void FailPartition(uint32_t partition, const Status& status);
   void OnReply(uint32_t partition, std::span<const std::byte> bytes);
   void OnDisconnect(const std::shared_ptr<transport::Endpoint>& ep, Status why);
-  Status SendRequest(internal::OutgoingRequest& req, Route route, Call& call);
+  // Sends one message to `partition`; `calls` are the requests it carries.
+  // A failed send fails them.
+  void SendMessage(uint32_t partition, std::vector<std::byte> message, Route route,
+                   std::span<Call* const> calls);
   // Sends every request (one per partition), then waits for all replies or
   // the request timeout. calls[i] answers reqs[i]. Returns the first error in
   // request order (naming its partition), OK when every reply was OK.
   Status Exchange(std::vector<internal::OutgoingRequest>& reqs, std::vector<Call>& calls,
                   Route route);
+  // Exchange with a route per request; coalesce: the requests for one
+  // partition and route travel in one message (bounded by the limits).
+  Status Exchange(std::vector<internal::OutgoingRequest>& reqs, std::vector<Call>& calls,
+                  std::span<const Route> routes, bool coalesce);
 
   Status WriteRamp(std::span<const internal::WriteOp> writes,
                    std::span<const internal::PartitionGroup> groups, uint64_t ts);
@@ -121,6 +128,24 @@ class Client::Impl {
   Status ReadRound(std::span<const std::string_view> keys,
                    std::span<const internal::PartitionGroup> groups,
                    std::vector<kv::wire::GetResult>& results, ReplyHolds& holds);
+  // GET*'s one-sided part: reads the slots of the keys with a usable cached
+  // address into results; returns the indices (ascending) of the keys left
+  // for GET+.
+  Result<std::vector<size_t>> ReadSlots(std::span<const std::string_view> keys,
+                                        std::span<const internal::PartitionGroup> groups,
+                                        std::vector<kv::wire::GetResult>& results,
+                                        ReplyHolds& holds);
+  // Copies the results of answered GET requests into results[indices] and
+  // (GET*) refreshes the address cache; moves the reply bytes into holds.
+  void TakeGetResults(std::span<const std::string_view> keys,
+                      std::span<const internal::OutgoingRequest> gets, std::span<Call> calls,
+                      std::vector<kv::wire::GetResult>& results, ReplyHolds& holds);
+
+  // client_batch.cc
+ public:
+  void RunBatch(std::span<BatchTxn> txns, bool coalesce);
+
+ private:
   // Imports the arena of every partition of `groups` not imported yet on its
   // current connection (DESCRIBE over the channel).
   Status ImportArenas(std::span<const internal::PartitionGroup> groups);

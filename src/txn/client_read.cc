@@ -61,39 +61,46 @@ Status Client::Impl::ImportArenas(std::span<const PartitionGroup> groups) {
   return Status::Ok();
 }
 
+void Client::Impl::TakeGetResults(std::span<const std::string_view> keys,
+                                  std::span<const OutgoingRequest> gets, std::span<Call> calls,
+                                  std::vector<wire::GetResult>& results, ReplyHolds& holds) {
+  const bool cache = options_.get_mode == GetMode::kRead;
+  for (size_t r = 0; r < gets.size(); ++r) {
+    if (!calls[r].status.ok()) continue;
+    for (size_t j = 0; j < gets[r].indices.size(); ++j) {
+      const size_t i = gets[r].indices[j];
+      results[i] = calls[r].results[j];
+      if (!cache) continue;
+      if (results[i].found) {
+        addresses_.Put(keys[i], {calls[r].epoch, results[i].slot});
+      } else {
+        addresses_.Erase(keys[i]);
+      }
+    }
+    holds.push_back(std::move(calls[r].hold));
+  }
+}
+
 Status Client::Impl::GetRound(std::span<const std::string_view> keys,
                               std::span<const PartitionGroup> groups,
                               std::vector<wire::GetResult>& results, ReplyHolds& holds) {
   auto gets = internal::BuildGetRequests(keys, groups, TakeIds(groups.size()));
   std::vector<Call> round;
   RAMPART_RETURN_IF_ERROR(Exchange(gets, round, ReadRoute()));
-  const bool cache = options_.get_mode == GetMode::kRead;
-  for (size_t r = 0; r < gets.size(); ++r) {
-    for (size_t j = 0; j < gets[r].indices.size(); ++j) {
-      const size_t i = gets[r].indices[j];
-      results[i] = round[r].results[j];
-      if (!cache) continue;
-      if (results[i].found) {
-        addresses_.Put(keys[i], {round[r].epoch, results[i].slot});
-      } else {
-        addresses_.Erase(keys[i]);
-      }
-    }
-  }
-  for (Call& c : round) holds.push_back(std::move(c.hold));
+  TakeGetResults(keys, gets, round, results, holds);
   return Status::Ok();
 }
 
-Status Client::Impl::ReadRound(std::span<const std::string_view> keys,
-                               std::span<const PartitionGroup> groups,
-                               std::vector<wire::GetResult>& results, ReplyHolds& holds) {
+Result<std::vector<size_t>> Client::Impl::ReadSlots(std::span<const std::string_view> keys,
+                                                    std::span<const PartitionGroup> groups,
+                                                    std::vector<wire::GetResult>& results,
+                                                    ReplyHolds& holds) {
   // Learn about connections that failed since the last call before trusting
   // any address: a dead node's memory may still read "fine" (UCX_NOTES), and
   // reads through a direct pointer never pass through Progress() themselves.
   for (int i = 0; i < 16 && fabric_->Progress() > 0; ++i) {
   }
   RAMPART_RETURN_IF_ERROR(ImportArenas(groups));
-
   // Plan: a read for every key with a usable address, GET+ for the rest.
   auto state = std::make_shared<SlotReads>();
   std::vector<size_t> misses;
@@ -169,14 +176,29 @@ Status Client::Impl::ReadRound(std::span<const std::string_view> keys,
     misses.push_back(read.index);
   }
   if (!state->reads.empty()) holds.push_back(state->buffer);  // accepted results view it
+  std::sort(misses.begin(), misses.end());
+  return misses;
+}
+
+Status Client::Impl::ReadRound(std::span<const std::string_view> keys,
+                               std::span<const PartitionGroup> groups,
+                               std::vector<wire::GetResult>& results, ReplyHolds& holds) {
+  RAMPART_ASSIGN_OR_RETURN(std::vector<size_t> misses, ReadSlots(keys, groups, results, holds));
   if (misses.empty()) return Status::Ok();
 
   // Fallback: GET+ for the misses, which refreshes their addresses.
-  std::sort(misses.begin(), misses.end());
+  std::vector<uint32_t> partition_of(keys.size());
+  for (const PartitionGroup& g : groups) {
+    for (size_t i : g.indices) partition_of[i] = g.partition;
+  }
   std::vector<std::string_view> miss_keys;
+  std::vector<uint32_t> miss_partitions;
   miss_keys.reserve(misses.size());
-  for (size_t i : misses) miss_keys.push_back(keys[i]);
-  std::vector<PartitionGroup> miss_groups = internal::GroupByPartition(miss_keys, PartitionFn());
+  for (size_t i : misses) {
+    miss_keys.push_back(keys[i]);
+    miss_partitions.push_back(partition_of[i]);
+  }
+  std::vector<PartitionGroup> miss_groups = internal::GroupByPartition(miss_partitions);
   std::vector<wire::GetResult> miss_results(miss_keys.size());
   RAMPART_RETURN_IF_ERROR(GetRound(miss_keys, miss_groups, miss_results, holds));
   for (size_t k = 0; k < misses.size(); ++k) results[misses[k]] = miss_results[k];

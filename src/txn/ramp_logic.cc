@@ -22,6 +22,17 @@ std::vector<PartitionGroup> GroupByPartition(std::span<const std::string_view> k
   return groups;
 }
 
+std::vector<PartitionGroup> GroupByPartition(std::span<const uint32_t> partitions) {
+  std::map<uint32_t, std::vector<size_t>> by_partition;
+  for (size_t i = 0; i < partitions.size(); ++i) by_partition[partitions[i]].push_back(i);
+  std::vector<PartitionGroup> groups;
+  groups.reserve(by_partition.size());
+  for (auto& [partition, indices] : by_partition) {
+    groups.push_back(PartitionGroup{partition, std::move(indices)});
+  }
+  return groups;
+}
+
 namespace {
 
 OutgoingRequest Start(uint32_t partition, uint64_t request_id, wire::MsgType type,
@@ -83,16 +94,28 @@ std::vector<OutgoingRequest> BuildPrepareRequests(std::span<const WriteOp> write
                                                   uint64_t ts, uint8_t flags,
                                                   uint64_t first_request_id) {
   // Siblings of item i = every other key of the write set (Algorithm 1, l.7:
-  // metadata = K_tx - {k}). Quadratic in the write-set size, which is small
-  // (a transaction, not a bulk load); each encoding is copied into the slot.
+  // metadata = K_tx - {k}), each once although replicas repeat it. Quadratic
+  // in the write-set size, which is small (a transaction, not a bulk load);
+  // each encoding is copied into the slot.
+  std::vector<std::string_view> distinct;
+  distinct.reserve(writes.size());
+  for (const WriteOp& w : writes) {
+    if (std::find(distinct.begin(), distinct.end(), w.key) == distinct.end()) {
+      distinct.push_back(w.key);
+    }
+  }
   std::vector<std::string> siblings(writes.size());
   {
     std::vector<std::string_view> others;
-    others.reserve(writes.size());
+    others.reserve(distinct.size());
     for (size_t i = 0; i < writes.size(); ++i) {
+      if (i > 0 && writes[i].key == writes[i - 1].key) {
+        siblings[i] = siblings[i - 1];
+        continue;
+      }
       others.clear();
-      for (size_t j = 0; j < writes.size(); ++j) {
-        if (j != i) others.push_back(writes[j].key);
+      for (std::string_view k : distinct) {
+        if (k != writes[i].key) others.push_back(k);
       }
       siblings[i] = wire::EncodeKeyList(others);
     }
@@ -190,6 +213,22 @@ std::vector<uint64_t> ComputeRepairTimestamps(std::span<const std::string_view> 
     if (latest[i] > have) repair[i] = latest[i];
   }
   return repair;
+}
+
+void AppendMessage(std::vector<std::byte>* into, std::span<const std::byte> message) {
+  // Both are `u32 count (little-endian), frames`: add the counts, append the frames.
+  auto count_of = [](std::span<const std::byte> m) {
+    uint32_t n = 0;
+    for (int i = 0; i < 4; ++i) n |= uint32_t{std::to_integer<uint8_t>(m[i])} << (8 * i);
+    return n;
+  };
+  if (into->empty()) {
+    into->assign(message.begin(), message.end());
+    return;
+  }
+  const uint32_t total = count_of(*into) + count_of(message);
+  for (int i = 0; i < 4; ++i) (*into)[i] = static_cast<std::byte>(total >> (8 * i));
+  into->insert(into->end(), message.begin() + wire::kMessageHeaderBytes, message.end());
 }
 
 std::optional<std::string> VisibleValue(const wire::GetResult& result) {

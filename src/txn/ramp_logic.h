@@ -41,6 +41,9 @@ struct PartitionGroup {
 // order. REQUIRES: every partition_of(key) < 65536 (the wire's u16).
 std::vector<PartitionGroup> GroupByPartition(std::span<const std::string_view> keys,
                                              const PartitionOf& partition_of);
+// The same for items whose partitions the caller chose: item i goes to
+// partitions[i] (the proxy's ring and replicas).
+std::vector<PartitionGroup> GroupByPartition(std::span<const uint32_t> partitions);
 
 // One request message for one partition: what the client sends and then
 // matches the reply to (by request_id).
@@ -77,7 +80,8 @@ std::vector<OutgoingRequest> BuildRepairRequests(std::span<const std::string_vie
 // PREPARE(ts) of each group's writes; every item carries as siblings the other
 // keys of the whole write set (all partitions), as RAMP-Fast's metadata.
 // `flags` is 0 or kv::wire::kFlagCommitNow.
-// REQUIRES: the keys of `writes` are distinct.
+// A key may appear once per partition (replicas of one write); siblings name
+// each other key once. REQUIRES: no key twice in one group.
 std::vector<OutgoingRequest> BuildPrepareRequests(std::span<const WriteOp> writes,
                                                   std::span<const PartitionGroup> groups,
                                                   uint64_t ts, uint8_t flags,
@@ -112,6 +116,11 @@ std::vector<OutgoingRequest> BuildDescribeRequests(std::span<const uint32_t> par
 // REQUIRES: round1.size() == keys.size(); keys distinct.
 std::vector<uint64_t> ComputeRepairTimestamps(std::span<const std::string_view> keys,
                                               std::span<const kv::wire::GetResult> round1);
+
+// Appends the requests of the complete wire message `message` to the
+// complete message `*into` (an empty vector is the empty message): one
+// message per partition carries the requests of several transactions.
+void AppendMessage(std::vector<std::byte>* into, std::span<const std::byte> message);
 
 // What the caller sees: nullopt for "not found" and for tombstones.
 std::optional<std::string> VisibleValue(const kv::wire::GetResult& result);

@@ -1,0 +1,209 @@
+// Client::RunBatch against in-process kv-nodes: mixed batches of reads and
+// writes with and without coalescing, replicas, duplicate writes, a dead node,
+// and read atomicity of concurrent batches (the proxy's execution model).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "txn/test_cluster.h"
+
+namespace rampart::txn {
+namespace {
+
+// Partition of a key for these tests: stable, spreads over n.
+uint32_t Home(std::string_view key, uint32_t n) { return std::hash<std::string_view>()(key) % n; }
+
+// BatchTxn holds views: the tests' keys and values live here.
+std::string_view Keep(std::string s) {
+  static std::mutex mu;
+  static std::deque<std::string> kept;
+  std::lock_guard<std::mutex> lock(mu);
+  return kept.emplace_back(std::move(s));
+}
+
+BatchTxn ReadTxn(const std::vector<std::string>& keys, uint32_t n, uint32_t shift = 0) {
+  BatchTxn t;
+  for (const auto& k : keys) t.reads.push_back({Keep(k), (Home(k, n) + shift) % n});
+  return t;
+}
+
+// Writes every key as `value` to `replicas` consecutive partitions.
+BatchTxn WriteTxn(const std::vector<std::string>& keys, const std::string& value, uint32_t n,
+                  uint32_t replicas = 1) {
+  BatchTxn t;
+  const std::string_view v = Keep(value);
+  for (const auto& k : keys) {
+    const std::string_view key = Keep(k);
+    for (uint32_t r = 0; r < replicas; ++r) t.writes.push_back({key, v, false, (Home(k, n) + r) % n});
+  }
+  return t;
+}
+
+class BatchTest : public ::testing::TestWithParam<std::tuple<std::string, bool>> {
+ protected:
+  const std::string backend = std::get<0>(GetParam());
+  const bool coalesce = std::get<1>(GetParam());
+};
+
+TEST_P(BatchTest, MixedBatchReadsWritesAndDeletes) {
+  LocalCluster cluster(3, 5000, backend);
+  auto client = cluster.Connect(GetMode::kRpc, PutMode::kRpc);
+  ASSERT_NE(client, nullptr);
+  std::vector<std::string> a{"a0", "a1", "a2", "a3"}, b{"b0"}, c{"c0", "c1", "c2"};
+  std::vector<BatchTxn> first;
+  first.push_back(WriteTxn(a, "A", 3));
+  first.push_back(WriteTxn(b, "B", 3));  // one partition: committed in round 1
+  first.push_back(ReadTxn(c, 3));        // nothing there yet
+  client->RunBatch(first, coalesce);
+  for (const auto& t : first) ASSERT_TRUE(t.status.ok()) << t.status.ToString();
+  EXPECT_EQ(first[2].values, std::vector<std::optional<std::string>>(3, std::nullopt));
+
+  std::vector<BatchTxn> second;
+  second.push_back(ReadTxn({"a2", "b0", "a2", "zz"}, 3));  // a repeated key, a missing one
+  BatchTxn del;
+  del.writes.push_back({"a1", "", true, Home("a1", 3)});
+  second.push_back(std::move(del));
+  second.push_back(ReadTxn(a, 3));
+  client->RunBatch(second, coalesce);
+  for (const auto& t : second) ASSERT_TRUE(t.status.ok()) << t.status.ToString();
+  EXPECT_EQ(second[0].values,
+            (std::vector<std::optional<std::string>>{"A", "B", "A", std::nullopt}));
+  // Concurrent with the delete: a1 is either still there or gone, the rest A.
+  EXPECT_EQ(second[2].values[0], "A");
+  EXPECT_EQ(second[2].values[3], "A");
+
+  std::vector<BatchTxn> third{ReadTxn(a, 3)};
+  client->RunBatch(third, coalesce);
+  ASSERT_TRUE(third[0].status.ok());
+  EXPECT_EQ(third[0].values, (std::vector<std::optional<std::string>>{"A", std::nullopt, "A", "A"}));
+  EXPECT_EQ(client->stats().transactions, 7u);
+}
+
+TEST_P(BatchTest, ReplicasAreWrittenInOneTransactionAndReadFromAny) {
+  LocalCluster cluster(3, 5000, backend);
+  auto client = cluster.Connect(GetMode::kRpc, PutMode::kRpc);
+  ASSERT_NE(client, nullptr);
+  std::vector<std::string> keys{"r0", "r1", "r2", "r3", "r4"};
+  std::vector<BatchTxn> put{WriteTxn(keys, "v", 3, /*replicas=*/2)};
+  client->RunBatch(put, coalesce);
+  ASSERT_TRUE(put[0].status.ok()) << put[0].status.ToString();
+  for (uint32_t shift : {0u, 1u}) {
+    std::vector<BatchTxn> get{ReadTxn(keys, 3, shift)};
+    client->RunBatch(get, coalesce);
+    ASSERT_TRUE(get[0].status.ok());
+    EXPECT_EQ(get[0].values, std::vector<std::optional<std::string>>(5, "v")) << shift;
+  }
+  // The third partition of each key has no copy.
+  std::vector<BatchTxn> none{ReadTxn(keys, 3, 2)};
+  client->RunBatch(none, coalesce);
+  EXPECT_EQ(none[0].values, std::vector<std::optional<std::string>>(5, std::nullopt));
+}
+
+TEST_P(BatchTest, BadTransactionsFailAloneAndADeadNodeFailsOnlyItsOwn) {
+  LocalCluster cluster(2, 5000, backend);
+  auto client = cluster.Connect(GetMode::kRpc, PutMode::kRpc);
+  ASSERT_NE(client, nullptr);
+  BatchTxn twice;
+  twice.writes.push_back({"k", "1", false, 0});
+  twice.writes.push_back({"k", "2", false, 0});
+  BatchTxn both = ReadTxn({"x"}, 2);
+  both.writes.push_back({"y", "1", false, 0});
+  std::vector<BatchTxn> batch{std::move(twice), std::move(both), WriteTxn({"ok"}, "1", 2)};
+  client->RunBatch(batch, coalesce);
+  EXPECT_EQ(batch[0].status.code(), StatusCode::kInvalidArgument) << batch[0].status.ToString();
+  EXPECT_EQ(batch[1].status.code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(batch[2].status.ok()) << batch[2].status.ToString();
+
+  cluster.Stop(1);
+  std::vector<BatchTxn> reads;
+  BatchTxn on0, on1;
+  on0.reads.push_back({"ok", 0});
+  on1.reads.push_back({"ok", 1});
+  reads.push_back(std::move(on0));
+  reads.push_back(std::move(on1));
+  client->RunBatch(reads, coalesce);
+  EXPECT_TRUE(reads[0].status.ok()) << reads[0].status.ToString();
+  EXPECT_FALSE(reads[1].status.ok());
+  EXPECT_EQ(reads[1].failed_partition, 1) << reads[1].status.ToString();
+}
+
+// Writers commit 4-key transactions (2 replicas) in batches, readers read
+// 4-key sets in batches from random replicas: every read shows one writer
+// transaction per key group whole (values name the transaction).
+TEST_P(BatchTest, ConcurrentBatchesAreReadAtomic) {
+  constexpr uint32_t kNodes = 3;
+  LocalCluster cluster(kNodes, 5000, backend);
+  std::vector<std::string> keys{"g0", "g1", "g2", "g3"};
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> written{0};
+  std::thread writer([&] {
+    auto client = cluster.Connect(GetMode::kRpc, PutMode::kRpc);
+    ASSERT_NE(client, nullptr);
+    for (uint64_t seq = 1; seq <= 3000 && !stop; seq += 3) {
+      std::vector<BatchTxn> batch;
+      for (uint64_t s = seq; s < seq + 3; ++s) batch.push_back(WriteTxn(keys, std::to_string(s), kNodes, 2));
+      client->RunBatch(batch, coalesce);
+      for (const auto& t : batch) ASSERT_TRUE(t.status.ok()) << t.status.ToString();
+      written = seq + 2;
+    }
+  });
+  auto client = cluster.Connect(GetMode::kRpc, PutMode::kRpc);
+  ASSERT_NE(client, nullptr);
+  std::mt19937 rng(7);
+  uint64_t reads = 0, fractured = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (written < 3000 && std::chrono::steady_clock::now() < deadline) {
+    std::vector<BatchTxn> batch;
+    for (int i = 0; i < 4; ++i) batch.push_back(ReadTxn(keys, kNodes, rng() % 2));
+    client->RunBatch(batch, coalesce);
+    for (const auto& t : batch) {
+      ASSERT_TRUE(t.status.ok()) << t.status.ToString();
+      ++reads;
+      for (const auto& v : t.values) fractured += v != t.values[0];
+    }
+  }
+  stop = true;
+  writer.join();
+  EXPECT_GT(reads, 100u);
+  EXPECT_EQ(fractured, 0u) << "of " << reads << " reads";
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, BatchTest,
+                         ::testing::Combine(::testing::Values("tcp", "ucx"), ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) +
+                                  (std::get<1>(info.param) ? "_coalesced" : "_separate");
+                         });
+
+// The checker above catches fractures: without isolation they happen.
+TEST(BatchCheckerTest, NoIsolationFractures) {
+  constexpr uint32_t kNodes = 3;
+  LocalCluster cluster(kNodes, 5000, "tcp");
+  std::vector<std::string> keys{"g0", "g1", "g2", "g3"};
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    auto client = cluster.Connect(GetMode::kRpc, PutMode::kRpc, Isolation::kNone);
+    for (uint64_t seq = 1; seq <= 200000 && !stop; ++seq) {
+      std::vector<BatchTxn> batch{WriteTxn(keys, std::to_string(seq), kNodes)};
+      client->RunBatch(batch, false);
+    }
+  });
+  auto client = cluster.Connect(GetMode::kRpc, PutMode::kRpc, Isolation::kNone);
+  uint64_t fractured = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (fractured == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::vector<BatchTxn> batch{ReadTxn(keys, kNodes)};
+    client->RunBatch(batch, false);
+    for (const auto& v : batch[0].values) fractured += v != batch[0].values[0];
+  }
+  stop = true;
+  writer.join();
+  EXPECT_GT(fractured, 0u);
+}
+
+}  // namespace
+}  // namespace rampart::txn

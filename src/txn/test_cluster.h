@@ -1,0 +1,73 @@
+// Test support: kv-nodes in the test's own process for the txn tests that
+// need real nodes (one_sided_test.cc, batch_test.cc). Not part of the library.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kv/node.h"
+#include "kv/test_ports.h"
+#include "transport/config_options.h"
+#include "txn/client.h"
+
+namespace rampart::txn {
+
+// `n` kv-nodes of one partition each, in this process (ucx by default).
+class LocalCluster {
+ public:
+  using Seconds = std::chrono::seconds;
+  LocalCluster(int n, uint32_t grace_ms, std::string backend = "ucx") {
+    config_ = *ParseClusterConfig("", "txn_test");
+    config_.transport.backend = std::move(backend);
+    config_.kv.partitions_per_node = 1;
+    config_.kv.arena_bytes = 16 << 20;
+    config_.kv.grace_ms = grace_ms;
+    for (int i = 0; i < n; ++i) {
+      kv::BoundSocket probe(0);
+      config_.nodes.push_back(NodeConfig{static_cast<uint32_t>(i), "127.0.0.1", probe.port()});
+    }
+    config_.nodes.erase(config_.nodes.begin(), config_.nodes.end() - n);  // drop the defaults
+    nodes_.resize(n);
+    for (int i = 0; i < n; ++i) Restart(i);
+  }
+
+  void Stop(int i) { nodes_[i].reset(); }
+  void Restart(int i) {
+    auto node = kv::KvNode::Start(config_, static_cast<uint32_t>(i));
+    ASSERT_TRUE(node.ok()) << node.status().ToString();
+    nodes_[i] = std::move(*node);
+  }
+
+  ClientOptions Options(GetMode get, PutMode put, Isolation isolation = Isolation::kRamp) const {
+    static std::atomic<uint32_t> next_client_id{1};
+    ClientOptions o;
+    o.nodes = config_.nodes;
+    o.partitions_per_node = 1;
+    o.fabric = transport::FabricOptionsFromConfig(config_.transport);
+    o.channel.ring_bytes = 64 << 10;
+    o.get_mode = get;
+    o.put_mode = put;
+    o.isolation = isolation;
+    o.client_id = next_client_id++;
+    o.request_timeout = Seconds(5);
+    return o;
+  }
+
+  std::unique_ptr<Client> Connect(GetMode get, PutMode put,
+                                  Isolation isolation = Isolation::kRamp) const {
+    auto c = Client::Connect(Options(get, put, isolation));
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? std::move(*c) : nullptr;
+  }
+
+ private:
+  ClusterConfig config_;
+  std::vector<std::unique_ptr<kv::KvNode>> nodes_;
+};
+
+}  // namespace rampart::txn
