@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""The proxy benchmark's table and plot, from bench/proxy.sh's results.
+
+usage: bench/plot_proxy.py [--log] [DIR]   (default bench/results/proxy)
+Reads DIR/<system>-<test>-P<p>.json and DIR/configuration.json, writes
+DIR/summary.json (configuration and every point), DIR/summary.txt (the table
+and the issue's targets, also printed) and DIR/proxy.png (grouped bars, one
+panel per pipeline depth; --log for a log y axis).
+"""
+import glob
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
+
+# system id -> (label, colour, hatch)
+SYSTEMS = {
+    "rampart-agg": ("rampart, aggregation on", "tab:blue", ""),
+    "rampart-noagg": ("rampart, aggregation off", "tab:cyan", "//"),
+    "twemproxy": ("twemproxy + 4 redis", "tab:orange", ""),
+    "redis": ("1 redis-server", "tab:gray", ""),
+}
+TESTS = ["SET", "GET", "MSET4", "MGET4"]
+BASE = "twemproxy"
+OURS, OURS_OFF = "rampart-agg", "rampart-noagg"
+# The issue's targets: rampart (aggregation on) over twemproxy by test, and
+# aggregation on over off.
+TARGET_VS_TWEMPROXY = {"SET": 1.0, "GET": 1.0, "MSET4": 1.5, "MGET4": 1.5}
+TARGET_AGG = 1.3
+
+
+def load(d):
+    points = []
+    for path in sorted(glob.glob(os.path.join(d, "*-P*.json"))):
+        with open(path) as f:
+            points.append(json.load(f))
+    if not points:
+        sys.exit(f"plot_proxy.py: no results in {d}")
+    cfg_path = os.path.join(d, "configuration.json")
+    cfg = {}
+    if os.path.exists(cfg_path):
+        with open(cfg_path) as f:
+            cfg = json.load(f)
+    with open(os.path.join(d, "summary.json"), "w") as f:
+        json.dump({"benchmark": "proxy", "configuration": cfg,
+                   "points": sorted(points, key=order)}, f, indent=2)
+    return cfg, points
+
+
+def order(p):
+    sys_ids = list(SYSTEMS)
+    return (p["pipeline"], TESTS.index(p["test"]),
+            sys_ids.index(p["system"]) if p["system"] in sys_ids else 99)
+
+
+def find(points, system, test, p):
+    for x in points:
+        if x["system"] == system and x["test"] == test and x["pipeline"] == p:
+            return x
+    return None
+
+
+def rps(x):
+    return x["results"]["rps"] if x else None
+
+
+def kfmt(v):
+    return f"{v / 1e6:.2f}M" if v >= 1e6 else f"{v / 1e3:.1f}K" if v >= 1e3 else f"{v:.0f}"
+
+
+def caption(cfg):
+    if not cfg:
+        return ""
+    req = cfg.get("requests", {})
+    reps = cfg.get("reps", 1)
+    proxy = next(iter(cfg.get("rampart_proxy", {}).values()), "")
+    workers = ""
+    if "workers" in proxy:
+        workers = ", proxy " + proxy.split(",")[2].strip()
+    return (f"127.0.0.1, {cfg.get('cores')} cores; redis-benchmark -c {cfg.get('clients')} "
+            f"-r {cfg.get('keyspace'):,} -n {req.get('P1', 0):,} (-P 1) / {req.get('P16', 0):,} (-P 16), "
+            f"{cfg.get('value_bytes')} B values, keys loaded first"
+            + (f", median of {reps} runs" if reps > 1 else ", 1 run") + "\n"
+            f"rampart: 4 kv-nodes x 1 partition, {cfg.get('backend')} backend, spin_us "
+            f"{cfg.get('rampart_spin_us')}{workers}; twemproxy: {cfg.get('versions', {}).get('nutcracker', '')}"
+            f" ketama fnv1a_64; {cfg.get('versions', {}).get('redis_server', '').split(' sha')[0]}"
+            f"; commit {cfg.get('git_commit', '')[:12]}")
+
+
+def table(cfg, points):
+    out = ["Redis-protocol proxies side by side (bench/proxy.sh)", caption(cfg),
+           "'x twemproxy' = requests/s / twemproxy's at the same test and pipeline depth", ""]
+    systems = [s for s in SYSTEMS if any(p["system"] == s for p in points)]
+    pipes = sorted({p["pipeline"] for p in points})
+    out.append(f"{'system':<26} {'test':<6} {'-P':>3} {'requests/s':>12} {'x twemproxy':>12}"
+               f" {'p50 ms':>7} {'p99 ms':>7}  runs")
+    for s in systems:
+        for t in TESTS:
+            for p in pipes:
+                x = find(points, s, t, p)
+                if not x:
+                    continue
+                base = rps(find(points, BASE, t, p))
+                r = x["results"]
+                runs = x.get("runs", [])
+                out.append(f"{SYSTEMS[s][0]:<26} {t:<6} {p:>3} {rps(x):>12,.0f}"
+                           f" {(f'{rps(x) / base:.2f}' if base else '-'):>12}"
+                           f" {r.get('p50_latency_ms', float('nan')):>7.3f}"
+                           f" {r.get('p99_latency_ms', float('nan')):>7.3f}"
+                           + (f"  {min(runs):,.0f}-{max(runs):,.0f}" if len(runs) > 1 else ""))
+        out.append("")
+    out.append("Targets (issue 5):")
+    for t in TESTS:
+        for p in pipes:
+            ours, base = rps(find(points, OURS, t, p)), rps(find(points, BASE, t, p))
+            if ours and base:
+                want = TARGET_VS_TWEMPROXY[t]
+                out.append(f"  rampart (aggregation on) / twemproxy, {t:<5} -P {p:<2}: {ours / base:5.2f}x"
+                           f"  (target >= {want:g}x: {'met' if ours / base >= want else 'MISSED'})")
+    for t in TESTS:
+        for p in pipes:
+            on, off = rps(find(points, OURS, t, p)), rps(find(points, OURS_OFF, t, p))
+            if on and off:
+                out.append(f"  aggregation on / off, {t:<5} -P {p:<2}: {on / off:5.2f}x"
+                           f"  (target >= {TARGET_AGG:g}x: {'met' if on / off >= TARGET_AGG else 'MISSED'})")
+    return "\n".join(out) + "\n"
+
+
+def plot(cfg, points, path, logy):
+    systems = [s for s in SYSTEMS if any(p["system"] == s for p in points)]
+    pipes = sorted({p["pipeline"] for p in points})
+    fig, axes = plt.subplots(1, len(pipes), figsize=(6.5 * len(pipes), 5.6), squeeze=False)
+    width = 0.8 / len(systems)
+    for ax, p in zip(axes[0], pipes):
+        top = 0
+        for i, s in enumerate(systems):
+            label, colour, hatch = SYSTEMS[s]
+            xs, ys, errs = [], [], [[], []]
+            for j, t in enumerate(TESTS):
+                x = find(points, s, t, p)
+                if not x:
+                    continue
+                runs = x.get("runs") or [rps(x)]
+                xs.append(j + (i - (len(systems) - 1) / 2) * width)
+                ys.append(rps(x))
+                errs[0].append(rps(x) - min(runs))
+                errs[1].append(max(runs) - rps(x))
+            if not xs:
+                continue
+            multi = cfg.get("reps", 1) > 1
+            ax.bar(xs, ys, width, color=colour, hatch=hatch, edgecolor="black", label=label,
+                   yerr=errs if multi else None, capsize=3)
+            top = max(top, max(ys))
+            for xpos, y, t in zip(xs, ys, [t for t in TESTS if find(points, s, t, p)]):
+                base = rps(find(points, BASE, t, p))
+                text = kfmt(y)
+                if s.startswith("rampart") and base:
+                    text += f"\n{y / base:.2f}x"
+                ax.annotate(text, (xpos, y), xytext=(0, 2), textcoords="offset points",
+                            ha="center", va="bottom", fontsize=6.5)
+        ax.set_xticks(range(len(TESTS)))
+        ax.set_xticklabels(TESTS)
+        ax.set_title(f"-P {p}", fontsize=10)
+        if logy:
+            ax.set_yscale("log")
+            ax.set_ylabel("requests / s (log scale)")
+        else:
+            ax.set_ylim(0, top * 1.18)
+            ax.set_ylabel("requests / s")
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: kfmt(v) if v else "0"))
+        ax.grid(axis="y", alpha=0.3, which="both")
+    axes[0][0].legend(fontsize=8, loc="upper left")
+    fig.suptitle("Redis-protocol proxies side by side: requests/s "
+                 "(rampart bars: x twemproxy at the same test and depth)\n" + caption(cfg),
+                 fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main():
+    args = sys.argv[1:]
+    logy = "--log" in args
+    args = [a for a in args if a != "--log"]
+    if len(args) > 1 or (args and args[0] in ("-h", "--help")):
+        sys.exit(__doc__)
+    d = args[0] if args else "bench/results/proxy"
+    cfg, points = load(d)
+    plot(cfg, points, os.path.join(d, "proxy.png"), logy)
+    text = table(cfg, points)
+    with open(os.path.join(d, "summary.txt"), "w") as f:
+        f.write(text)
+    sys.stdout.write(text)
+    print(f"plot: {d}/proxy.png")
+
+
+if __name__ == "__main__":
+    main()

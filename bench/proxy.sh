@@ -1,0 +1,385 @@
+#!/usr/bin/env bash
+# The proxy issue's side-by-side benchmark (issue 5, "Benchmark"): in one run on
+# 127.0.0.1, one system at a time (never two loaded at once),
+#   rampart-agg    `rampart up`: 4 kv-nodes x 1 partition + the Redis proxy,
+#                  aggregation on
+#   rampart-noagg  the same, aggregation off
+#   twemproxy      Debian's nutcracker (ketama, fnv1a_64) in front of 4 redis-server
+#   redis          one redis-server
+# each driven by redis-benchmark -c 50 -r 100000 at -P 1 and -P 16 with
+#   SET, GET       -t set,get (3 B values)
+#   MSET4          MSET key:__rand_int__ xxx (x4)   (each __rand_int__ is drawn on
+#   MGET4          MGET key:__rand_int__ (x4)        its own: checked with MONITOR)
+# after the 100,000 keys key:000000000000.. were loaded with SET (pipelined), so
+# every GET and MGET hits.
+#
+#   bench/proxy.sh
+# Environment:
+#   N          requests per point at -P 1 (default 100000)
+#   N16        requests per point at -P 16 (default 4 x N)
+#   REPS       runs per point (default 1); the point keeps the median by requests/s.
+#              Each run is one round over every system (start, load, 8 points,
+#              stop), so slow drift of the host spreads over all systems alike.
+#   BACKEND    rampart's transport backend: ucx (default) | tcp
+#   SYSTEMS    subset and order (default "rampart-agg rampart-noagg twemproxy redis")
+#   RAMPART_BIN  default build/release/rampart (copied to a temp dir first, so a
+#              rebuild during the run does not disturb it)
+#   CLIENTS (50), KEYS (100000)
+# Writes bench/results/proxy/<system>-<test>-P<p>.json (the median run and every
+# run's figures), configuration.json, and through bench/plot_proxy.py
+# summary.json, summary.txt (the table, also printed) and proxy.png.
+# Every process started here is stopped by PID (SIGTERM, bounded wait, SIGKILL)
+# when the script exits, also on failure or Ctrl-C.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n1="${N:-100000}"
+n16="${N16:-$((4 * n1))}"
+reps="${REPS:-1}"
+backend="${BACKEND:-ucx}"
+systems="${SYSTEMS:-rampart-agg rampart-noagg twemproxy redis}"
+clients="${CLIENTS:-50}"
+keys="${KEYS:-100000}"
+src_bin="${RAMPART_BIN:-build/release/rampart}"
+out=bench/results/proxy
+pipelines=(1 16)
+
+case "$backend" in ucx|tcp) ;; *) echo "proxy.sh: BACKEND must be ucx or tcp" >&2; exit 2 ;; esac
+for s in $systems; do
+  case "$s" in rampart-agg|rampart-noagg|twemproxy|redis) ;;
+    *) echo "proxy.sh: unknown system $s in SYSTEMS" >&2; exit 2 ;; esac
+done
+for tool in redis-server redis-benchmark redis-cli nutcracker; do
+  command -v "$tool" >/dev/null || { echo "proxy.sh: $tool not found (make deps)" >&2; exit 1; }
+done
+case " $systems " in *" rampart-"*)
+  [ -x "$src_bin" ] || { echo "proxy.sh: no binary at $src_bin (make build, or set RAMPART_BIN)" >&2; exit 1; }
+  "$src_bin" proxy --help >/dev/null 2>&1 || { echo "proxy.sh: $src_bin has no proxy subcommand yet" >&2; exit 1; } ;;
+esac
+
+# free_ports and bench_venv (bench/.venv with the pinned plot tools).
+# shellcheck source=bench/cluster.sh
+. bench/cluster.sh
+
+tmp=$(mktemp -d)
+pids=()       # every process started here, stopped by PID on exit
+pid_names=()
+
+stop_pid() {  # PID: SIGTERM, up to 10 s, then SIGKILL
+  local pid=$1 i
+  kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
+  kill -TERM "$pid" 2>/dev/null || true
+  for i in $(seq 1 100); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "proxy.sh: pid $pid did not stop in 10 s: SIGKILL" >&2
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+}
+
+stop_all() {
+  local i
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+    stop_pid "${pids[$i]}"
+    # `up` stops its children on SIGTERM; if it had to be killed, stop the
+    # children it reported (only if they still run our binary).
+    if [ "${pid_names[$i]}" = up ]; then stop_up_children; fi
+  done
+  pids=()
+  pid_names=()
+}
+
+stop_up_children() {
+  local child
+  [ -f "$tmp/up.log" ] || return 0
+  for child in $(grep -o 'pid [0-9]\+' "$tmp/up.log" | awk '{print $2}'); do
+    if kill -0 "$child" 2>/dev/null && tr '\0' ' ' < "/proc/$child/cmdline" 2>/dev/null | grep -q "^$tmp/rampart "; then
+      echo "proxy.sh: child $child of up still runs: SIGKILL" >&2
+      kill -KILL "$child" 2>/dev/null || true
+    fi
+  done
+}
+
+cleanup() {
+  if [ -n "$client_pid" ]; then stop_pid "$client_pid"; fi
+  stop_all
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# A foreground child would hold off the INT/TERM trap until it ends: clients
+# run in the background and are waited for (wait returns on a signal), and the
+# cleanup stops the one still running.
+client_pid=""
+wait_child() {  # PID: its exit status
+  local rc=0
+  client_pid=$1
+  wait "$1" || rc=$?
+  client_pid=""
+  return "$rc"
+}
+
+started_pid() {  # NAME: records $! for the cleanup
+  pids+=("$!")
+  pid_names+=("$1")
+}
+
+wait_ping() {  # PORT WHAT PID: up to 10 s for PONG on 127.0.0.1:PORT
+  local port=$1 what=$2 pid=$3 i
+  for i in $(seq 1 100); do
+    if [ "$(redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null)" = PONG ]; then return 0; fi
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "proxy.sh: $what on port $port did not answer PING" >&2
+  return 1
+}
+
+start_redis() {  # PORT NAME
+  redis-server --port "$1" --bind 127.0.0.1 --save "" --appendonly no \
+    --daemonize no --logfile "$tmp/$2.log" &
+  started_pid "$2"
+  wait_ping "$1" "redis-server $2" "$!" || { cat "$tmp/$2.log" >&2; exit 1; }
+}
+
+# Each start_* sets $port (where redis-benchmark goes) and $info (a line for the log).
+start_system_redis() {
+  port=$(nodes=1 partitions=1 free_ports)
+  start_redis "$port" redis
+  info="redis-server $port"
+}
+
+start_system_twemproxy() {
+  local p conf="$tmp/nutcracker.yml" i
+  read -r -a p <<< "$(nodes=6 partitions=1 free_ports)"
+  for i in 0 1 2 3; do start_redis "${p[$i]}" "redis-$i"; done
+  {
+    printf 'bench:\n  listen: 127.0.0.1:%d\n  hash: fnv1a_64\n  distribution: ketama\n' "${p[4]}"
+    printf '  redis: true\n  auto_eject_hosts: false\n  servers:\n'
+    for i in 0 1 2 3; do printf '    - 127.0.0.1:%d:1 redis-%d\n' "${p[$i]}" "$i"; done
+  } > "$conf"
+  nutcracker -t -c "$conf" > "$tmp/nutcracker-test.log" 2>&1 || { cat "$tmp/nutcracker-test.log" >&2; exit 1; }
+  nutcracker -c "$conf" -s "${p[5]}" -a 127.0.0.1 -o "$tmp/nutcracker.log" -p "$tmp/nutcracker.pid" &
+  started_pid nutcracker
+  port=${p[4]}
+  wait_ping "$port" nutcracker "$!" || { cat "$tmp/nutcracker.log" >&2; exit 1; }
+  info="nutcracker $port (stats ${p[5]}) -> redis-server ${p[0]} ${p[1]} ${p[2]} ${p[3]}"
+}
+
+start_system_rampart() {  # on|off; retried: a port can be taken between the check and the bind
+  local agg=$1 cfg="$tmp/rampart-$1.toml" attempt id p i
+  for attempt in 1 2 3; do
+    read -r -a p <<< "$(nodes=5 partitions=1 free_ports)"
+    {
+      printf '[cluster]\nname = "proxy-bench"\n[transport]\nbackend = "%s"\nspin_us = 0\n' "$backend"
+      printf '[kv]\npartitions_per_node = 1\narena_bytes = "256MiB"\ngrace_ms = 2000\n'
+      printf '[proxy]\nport = %d\naggregate = %s\n' "${p[4]}" "$([ "$agg" = on ] && echo true || echo false)"
+      for id in 0 1 2 3; do
+        printf '[[nodes]]\nid = %d\nhost = "127.0.0.1"\nport = %d\n' "$id" "${p[$id]}"
+      done
+    } > "$cfg"
+    : > "$tmp/up.log"
+    "$tmp/rampart" --config "$cfg" up > "$tmp/up.log" 2>&1 &
+    started_pid up
+    for i in $(seq 1 300); do
+      grep -q '^ready' "$tmp/up.log" && break
+      kill -0 "$!" 2>/dev/null || break
+      sleep 0.1
+    done
+    if grep -q '^ready' "$tmp/up.log"; then
+      port=${p[4]}
+      info=$(grep '^proxy:' "$tmp/up.log" | head -1)
+      if ! grep -q "aggregation $agg" <<< "$info"; then
+        echo "proxy.sh: asked for aggregation $agg, up says: $info" >&2
+        exit 1
+      fi
+      proxy_line="$info"
+      wait_ping "$port" "rampart proxy" "$!" || exit 1
+      return 0
+    fi
+    echo "proxy.sh: rampart (aggregation $agg) did not start (attempt $attempt):" >&2
+    grep -v ' info: ' "$tmp/up.log" >&2 || true
+    stop_all
+  done
+  exit 1
+}
+
+start_system() {  # SYSTEM
+  case "$1" in
+    redis) start_system_redis ;;
+    twemproxy) start_system_twemproxy ;;
+    rampart-agg) start_system_rampart on ;;
+    rampart-noagg) start_system_rampart off ;;
+  esac
+}
+
+# SET key:000000000000 .. key:<KEYS-1> (redis-benchmark's __rand_int__ form)
+# with 3 B values, pipelined 1,000 at a time; every reply must be +OK. Then a
+# sample of GETs and one MGET through the same front door must all hit.
+load_keys() {  # PORT
+  python3 - "$1" "$keys" > "$tmp/load.log" 2>&1 <<'PY' &
+import random, socket, sys
+port, keys = int(sys.argv[1]), int(sys.argv[2])
+s = socket.create_connection(("127.0.0.1", port))
+f = s.makefile("rb")
+def cmd(*args):
+    return b"".join([b"*%d\r\n" % len(args)] + [b"$%d\r\n%s\r\n" % (len(a), a) for a in args])
+def reply():
+    line = f.readline()
+    if not line.endswith(b"\r\n"):
+        sys.exit(f"proxy.sh: connection closed while loading: {line!r}")
+    t, rest = line[:1], line[1:-2]
+    if t == b"$":
+        n = int(rest)
+        return None if n < 0 else f.read(n + 2)[:-2]
+    if t == b"*":
+        n = int(rest)
+        return None if n < 0 else [reply() for _ in range(n)]
+    if t == b"-":
+        sys.exit(f"proxy.sh: error reply while loading: {rest.decode(errors='replace')}")
+    return rest
+batch = 1000
+for lo in range(0, keys, batch):
+    hi = min(keys, lo + batch)
+    s.sendall(b"".join(cmd(b"SET", b"key:%012d" % i, b"xxx") for i in range(lo, hi)))
+    for i in range(lo, hi):
+        r = reply()
+        if r != b"OK":
+            sys.exit(f"proxy.sh: SET key:{i:012d} answered {r!r}")
+sample = random.sample(range(keys), min(keys, 200))
+s.sendall(b"".join(cmd(b"GET", b"key:%012d" % i) for i in sample))
+missing = [i for i in sample if reply() is None]
+s.sendall(cmd(b"MGET", *[b"key:%012d" % i for i in sample[:4]]))
+got = reply()
+if missing or not isinstance(got, list) or None in got:
+    sys.exit(f"proxy.sh: loaded keys do not read back: {len(missing)} of {len(sample)} GETs missed, MGET {got!r}")
+PY
+  wait_child $! || { cat "$tmp/load.log" >&2; exit 1; }
+}
+
+# One redis-benchmark invocation (options first: anything after the command is
+# an argument of the command). Writes TMP/<system>-<label>-P<p>.rep<r>.csv.
+bench_point() {  # SYSTEM PIPELINE REP LABEL ARGS...
+  local system=$1 p=$2 rep=$3 label=$4 n
+  shift 4
+  n=$([ "$p" = 1 ] && echo "$n1" || echo "$n16")
+  redis-benchmark -h 127.0.0.1 -p "$port" -c "$clients" -r "$keys" -n "$n" -P "$p" --csv "$@" \
+    > "$tmp/$system-$label-P$p.rep$rep.csv" 2> "$tmp/$system-$label-P$p.rep$rep.err" &
+  if ! wait_child $!; then
+    echo "proxy.sh: redis-benchmark $label -P $p against $system failed:" >&2
+    tail -5 "$tmp/$system-$label-P$p.rep$rep.err" "$tmp/$system-$label-P$p.rep$rep.csv" >&2
+    exit 1
+  fi
+  if grep -qi 'error' "$tmp/$system-$label-P$p.rep$rep.err"; then
+    echo "proxy.sh: redis-benchmark $label -P $p against $system reported errors:" >&2
+    grep -i error "$tmp/$system-$label-P$p.rep$rep.err" | head -5 >&2
+    exit 1
+  fi
+  python3 - "$tmp/$system-$label-P$p.rep$rep.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+print("   " + "  ".join(f"{r['test'].split()[0]} {float(r['rps']):>12,.0f}/s" for r in rows))
+PY
+}
+
+run_system() {  # SYSTEM REP
+  local system=$1 rep=$2 p pid
+  echo "== $system (run $rep of $reps)" >&2
+  proxy_line=""
+  start_system "$system"
+  echo "   $info" >&2
+  [ -n "$proxy_line" ] && echo "$proxy_line" > "$tmp/$system.proxy"
+  load_keys "$port"
+  for p in "${pipelines[@]}"; do
+    echo "  -P $p" >&2
+    bench_point "$system" "$p" "$rep" setget -t set,get
+    bench_point "$system" "$p" "$rep" mset4 MSET key:__rand_int__ xxx key:__rand_int__ xxx key:__rand_int__ xxx key:__rand_int__ xxx
+    bench_point "$system" "$p" "$rep" mget4 MGET key:__rand_int__ key:__rand_int__ key:__rand_int__ key:__rand_int__
+    for pid in "${pids[@]}"; do
+      kill -0 "$pid" 2>/dev/null || { echo "proxy.sh: a process of $system (pid $pid) died during -P $p" >&2; exit 1; }
+    done
+  done
+  stop_all
+}
+
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "proxy bench: systems [$systems], backend $backend, -c $clients -r $keys, -n $n1 at -P 1 and $n16 at -P 16," \
+  "$reps run(s), $(nproc) cores, load $load" >&2
+if awk -v l="${load%% *}" 'BEGIN { exit !(l > 3) }'; then
+  echo "proxy.sh: warning: load average ${load%% *} > 3, the host is busy; figures will be noisy" >&2
+fi
+case " $systems " in *" rampart-"*) cp "$src_bin" "$tmp/rampart" ;; esac
+bench_venv
+started=$(date +%s)
+for rep in $(seq 1 "$reps"); do
+  for system in $systems; do run_system "$system" "$rep"; done
+done
+elapsed=$(( $(date +%s) - started ))
+# Old point files would mix into the summary: the directory is written afresh.
+mkdir -p "$out"
+rm -f "$out"/*.json "$out"/*.png "$out"/summary.txt
+
+# Median run per point, every run's requests/s next to it; the configuration.
+python3 - "$tmp" "$out" "$reps" "$systems" <<PY
+import csv, glob, json, os, re, subprocess, sys
+tmp, out, reps, systems = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4].split()
+def sh(*cmd):
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        return (r.stdout or r.stderr).strip()  # nutcracker --version writes to stderr
+    except OSError:
+        return ""
+names = {"SET": "SET", "GET": "GET", "MSET": "MSET4", "MGET": "MGET4"}
+points = {}
+for path in sorted(glob.glob(f"{tmp}/*.rep*.csv")):
+    m = re.match(r"(.+)-(setget|mset4|mget4)-P(\d+)\.rep(\d+)\.csv$", os.path.basename(path))
+    system, _, p, rep = m.group(1), m.group(2), int(m.group(3)), int(m.group(4))
+    with open(path) as f:
+        for row in csv.DictReader(f):
+            test = names[row["test"].split()[0].upper()]
+            r = {"rps": float(row["rps"])}
+            for k in ("avg", "min", "p50", "p95", "p99", "max"):
+                if f"{k}_latency_ms" in row:
+                    r[f"{k}_latency_ms"] = float(row[f"{k}_latency_ms"])
+            r["run"] = rep
+            points.setdefault((system, test, p), []).append(r)
+requests = {1: $n1, 16: $n16}
+for (system, test, p), runs in points.items():
+    runs.sort(key=lambda r: r["run"])
+    med = sorted(runs, key=lambda r: r["rps"])[(len(runs) - 1) // 2]
+    proxy_file = f"{tmp}/{system}.proxy"
+    doc = {"system": system, "test": test, "pipeline": p, "clients": $clients, "keyspace": $keys,
+           "requests": requests[p], "results": {k: v for k, v in med.items() if k != "run"},
+           "median_run": med["run"], "runs": [r["rps"] for r in runs]}
+    if os.path.exists(proxy_file):
+        doc["proxy"] = open(proxy_file).read().strip()
+    with open(f"{out}/{system}-{test}-P{p}.json", "w") as f:
+        json.dump(doc, f, indent=2, sort_keys=True)
+commit = sh("git", "rev-parse", "HEAD")
+dirty = bool(sh("git", "status", "--porcelain", "--untracked-files=no"))
+proxy_lines = {s: open(f"{tmp}/{s}.proxy").read().strip() for s in systems if os.path.exists(f"{tmp}/{s}.proxy")}
+cfg = {
+    "host": "127.0.0.1", "cores": os.cpu_count(), "load_average_at_start": "$load",
+    "systems": systems, "backend": "$backend", "rampart_nodes": 4, "rampart_partitions_per_node": 1,
+    "rampart_spin_us": 0, "rampart_proxy": proxy_lines,
+    "twemproxy": "nutcracker, hash fnv1a_64, distribution ketama, auto_eject_hosts false, 4 redis-server",
+    "redis_server_flags": "--save '' --appendonly no",
+    "clients": $clients, "keyspace": $keys, "value_bytes": 3, "pipelines": [1, 16],
+    "requests": {"P1": $n1, "P16": $n16}, "reps": reps, "elapsed_s": $elapsed,
+    "tests": {"SET": "-t set,get", "GET": "-t set,get",
+              "MSET4": "MSET key:__rand_int__ xxx (4 keys)", "MGET4": "MGET key:__rand_int__ (4 keys)"},
+    "versions": {"redis_server": sh("redis-server", "--version"),
+                 "redis_benchmark": sh("redis-benchmark", "--version"),
+                 "nutcracker": sh("nutcracker", "--version").splitlines()[0] if sh("nutcracker", "--version") else ""},
+    "git_commit": commit + ("-dirty" if dirty else ""),
+    "date": sh("date", "-u", "+%Y-%m-%dT%H:%M:%SZ"),
+    "kernel": sh("uname", "-r"),
+}
+with open(f"{out}/configuration.json", "w") as f:
+    json.dump(cfg, f, indent=2)
+PY
+echo "proxy bench: took $elapsed s" >&2
+bench/.venv/bin/python bench/plot_proxy.py "$out"
