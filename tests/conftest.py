@@ -6,6 +6,12 @@ The `cluster` fixture writes a cluster file with 4 nodes on free high ports
 teardown (also when the test failed) it sends SIGTERM to `up` by PID, waits,
 and SIGKILLs it if needed. Output goes to files under the test's tmp_path, so
 a full pipe never blocks a process.
+
+The Redis-protocol proxy tests (test_proxy*.py) use `redis_target`: the same
+tests run against a real redis-server (the reference their expectations were
+validated against) and against the proxy of a `rampart up` cluster whose
+cluster file has a [proxy] section. See RedisServer, ProxyTarget and
+pytest_generate_tests below.
 """
 import os
 import pathlib
@@ -38,7 +44,18 @@ def free_ports(n):
             s.close()
 
 
-def cluster_toml(backend, ports, ucx_tls="", grace_ms=1000):
+def toml_value(v):
+    """A TOML value: bools and numbers as such, strings passed through raw
+    (so '"none"' is the TOML string none and 'false' the boolean)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def cluster_toml(backend, ports, ucx_tls="", grace_ms=1000, proxy_port=None,
+                 proxy_settings=None):
+    """The cluster file of `ports` (one node each); with proxy_port a [proxy]
+    section whose port is proxy_port, plus proxy_settings (key -> raw TOML)."""
     text = (
         '[cluster]\nname = "pytest"\n'
         f'[transport]\nbackend = "{backend}"\n'
@@ -46,6 +63,12 @@ def cluster_toml(backend, ports, ucx_tls="", grace_ms=1000):
         '[kv]\npartitions_per_node = 1\narena_bytes = "32MiB"\n'
         f'grace_ms = {grace_ms}\n'
     )
+    if proxy_port is not None or proxy_settings:
+        text += "[proxy]\n"
+        if proxy_port is not None:
+            text += f"port = {proxy_port}\n"
+        for key, value in (proxy_settings or {}).items():
+            text += f"{key} = {toml_value(value)}\n"
     for i, port in enumerate(ports):
         text += f'[[nodes]]\nid = {i}\nhost = "127.0.0.1"\nport = {port}\n'
     return text
@@ -70,16 +93,35 @@ def wait_gone(pids, timeout_s=5.0):
         time.sleep(0.05)
 
 
+# The line `up` prints for its proxy before "ready" when the cluster file has a
+# [proxy] section.
+PROXY_LINE = re.compile(
+    r"^proxy: pid (\d+), (\S+):(\d+), (\d+) workers?, aggregation (on|off)$", re.M)
+
+
 class Cluster:
-    def __init__(self, backend, tmp_path, ucx_tls="", grace_ms=1000, flavour=None):
+    """`rampart up` on 4 nodes (one partition each). With proxy=True (implied
+    by proxy_settings) the cluster file also has a [proxy] section on a free
+    port, and start() parses the proxy line of `up` into self.proxy."""
+
+    def __init__(self, backend, tmp_path, ucx_tls="", grace_ms=1000, flavour=None,
+                 proxy=False, proxy_settings=None):
         self.backend = backend
         self.flavour = flavour or backend  # "tcp", "ucx", "ucx-shm", "ucx-tcp"
         self.config = tmp_path / f"cluster-{backend}.toml"
-        self.config.write_text(cluster_toml(backend, free_ports(4), ucx_tls, grace_ms))
+        self.proxy_settings = dict(proxy_settings or {})
+        self.proxy_port = None
+        with_proxy = bool(proxy or self.proxy_settings)
+        ports = free_ports(5 if with_proxy else 4)
+        if with_proxy:
+            self.proxy_port = ports[4]
+        self.config.write_text(cluster_toml(backend, ports[:4], ucx_tls, grace_ms,
+                                            self.proxy_port, self.proxy_settings))
         self.stdout_path = tmp_path / "up.stdout"
         self.stderr_path = tmp_path / "up.stderr"
         self.proc = None
         self.node_pids = {}  # node id -> pid, from the "node N: pid P, ..." lines
+        self.proxy = None    # {"pid", "host", "port", "workers", "aggregation"}
 
     def start(self):
         assert RAMPART.exists(), f"{RAMPART} is missing: run `make build` first"
@@ -102,6 +144,28 @@ class Cluster:
             assert m.group(4) == self.backend
             self.node_pids[int(m.group(1))] = int(m.group(2))
         assert sorted(self.node_pids) == [0, 1, 2, 3], self.stdout()
+        if self.proxy_port is not None:
+            self.parse_proxy_line()
+
+    def parse_proxy_line(self):
+        out = self.stdout()
+        m = PROXY_LINE.search(out)
+        assert m, f"no 'proxy: pid P, HOST:PORT, W workers, aggregation on|off' line:\n{out}"
+        assert out.index(m.group(0)) < out.index("\nready"), "proxy line after ready:\n" + out
+        self.proxy = {"pid": int(m.group(1)), "host": m.group(2), "port": int(m.group(3)),
+                      "workers": int(m.group(4)), "aggregation": m.group(5)}
+        assert self.proxy["port"] == self.proxy_port, out
+        assert self.proxy["workers"] >= 1, out
+        aggregate = str(self.proxy_settings.get("aggregate", "")).lower()
+        if aggregate in ("true", "false"):
+            assert self.proxy["aggregation"] == ("on" if aggregate == "true" else "off"), out
+
+    def pids(self):
+        """Every process `up` reported: the nodes and the proxy."""
+        pids = list(self.node_pids.values())
+        if self.proxy:
+            pids.append(self.proxy["pid"])
+        return pids
 
     def stdout(self):
         return self.stdout_path.read_text(errors="replace")
@@ -158,8 +222,159 @@ def run_cluster(c):
     finally:
         c.stop()
         # Children get PR_SET_PDEATHSIG(SIGTERM); kill any straggler anyway.
-        for pid in wait_gone(list(c.node_pids.values()), timeout_s=5.0):
+        for pid in wait_gone(c.pids(), timeout_s=5.0):
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+# ---------------------------------------------------------------------------
+# Redis-protocol targets: a real redis-server, or the proxy of `rampart up`.
+
+REDIS_SERVER = os.environ.get("REDIS_SERVER_BIN", "redis-server")
+REDIS_PASSWORD = "pw"  # requirepass of the AUTH targets
+
+
+class RedisServer:
+    """A real redis-server on a free port, no persistence, one database (so
+    SELECT 1 fails as it does on the proxy). Started by Popen, stopped by PID."""
+
+    kind = "redis"
+
+    def __init__(self, tmp_path, requirepass=None):
+        self.tmp_path = tmp_path
+        self.host = "127.0.0.1"
+        self.port = free_ports(1)[0]
+        self.password = requirepass
+        self.proc = None
+        self.stdout_path = tmp_path / "redis.stdout"
+
+    def start(self):
+        cmd = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
+               "--save", "", "--appendonly", "no", "--dir", str(self.tmp_path),
+               "--databases", "1", "--daemonize", "no", "--logfile", ""]
+        if self.password:
+            cmd += ["--requirepass", self.password]
+        with open(self.stdout_path, "wb") as out:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out,
+                                         stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                pytest.fail(f"redis-server exited with {self.proc.returncode}:\n"
+                            f"{self.stdout_path.read_text(errors='replace')}")
+            try:
+                with socket.create_connection((self.host, self.port), timeout=1) as s:
+                    s.sendall(b"PING\r\n")
+                    reply = s.recv(64)
+                if reply.startswith(b"+PONG") or reply.startswith(b"-NOAUTH"):
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        pytest.fail(f"redis-server not answering PING after {READY_TIMEOUT_S} s")
+
+    def stop(self):
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        os.kill(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=STOP_TIMEOUT_S)
+
+
+class ProxyTarget:
+    """The proxy of a `rampart up` cluster (4 nodes x 1 partition)."""
+
+    kind = "rampart"
+
+    def __init__(self, backend, tmp_path, requirepass=None, proxy_settings=None):
+        settings = dict(proxy_settings or {})
+        if requirepass:
+            settings["requirepass"] = f'"{requirepass}"'
+        self.cluster = Cluster(backend, tmp_path, proxy=True, proxy_settings=settings)
+        self.password = requirepass
+        self.host = "127.0.0.1"
+        self.port = self.cluster.proxy_port
+
+    def start(self):
+        self.cluster.start()
+        self.host = self.cluster.proxy["host"]
+
+    def stop(self):
+        c = self.cluster
+        c.stop()
+        for pid in wait_gone(c.pids(), timeout_s=5.0):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+# Target names, as they appear in test ids: "redis" is the reference server,
+# "rampart" the proxy over the tcp backend, "rampart-ucx" over ucx.
+TARGETS = ("redis", "rampart")
+TARGETS_UCX = ("redis", "rampart", "rampart-ucx")
+
+
+def make_target(name, tmp_path, requirepass=None, proxy_settings=None):
+    """The target called `name` (one of TARGETS_UCX); not started yet."""
+    if name == "redis":
+        assert not proxy_settings, "proxy settings on redis-server"
+        target = RedisServer(tmp_path, requirepass=requirepass)
+    else:
+        backend = {"rampart": "tcp", "rampart-ucx": "ucx"}[name]
+        target = ProxyTarget(backend, tmp_path, requirepass=requirepass,
+                             proxy_settings=proxy_settings)
+    target.name = name
+    return target
+
+
+def run_target(target):
+    """Starts `target`, yields it, stops it (also when start failed)."""
+    try:
+        target.start()
+        yield target
+    finally:
+        target.stop()
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "proxy_targets(*names): the redis_target params of a test "
+        "(default: redis, rampart; names from conftest.TARGETS_UCX)")
+
+
+def pytest_generate_tests(metafunc):
+    """redis_target is parametrised per test: by default over TARGETS, or over
+    the names of the test's proxy_targets marker (module scope, so one target
+    of each name serves every test of a module)."""
+    if "redis_target" in metafunc.fixturenames:
+        marker = metafunc.definition.get_closest_marker("proxy_targets")
+        names = marker.args if marker else TARGETS
+        metafunc.parametrize("redis_target", list(names), indirect=True, scope="module")
+
+
+@pytest.fixture(scope="module")
+def redis_target(request, tmp_path_factory):
+    """One Redis-protocol target per name and test module; tests keep apart by
+    key prefix, and those that need an empty database flush it themselves."""
+    name = request.param
+    yield from run_target(make_target(name, tmp_path_factory.mktemp(f"target-{name}")))
+
+
+@pytest.fixture(scope="module", params=TARGETS)
+def auth_target(request, tmp_path_factory):
+    """A target with requirepass = REDIS_PASSWORD."""
+    name = request.param
+    yield from run_target(make_target(name, tmp_path_factory.mktemp(f"auth-{name}"),
+                                      requirepass=REDIS_PASSWORD))
+
+
+@pytest.fixture(params=TARGETS)
+def fresh_target(request, tmp_path):
+    """A target of the test's own, started empty."""
+    yield from run_target(make_target(request.param, tmp_path))
