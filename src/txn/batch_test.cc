@@ -172,6 +172,29 @@ TEST_P(BatchTest, ConcurrentBatchesAreReadAtomic) {
   EXPECT_EQ(fractured, 0u) << "of " << reads << " reads";
 }
 
+TEST_P(BatchTest, CountKeysAndFlushAll) {
+  LocalCluster cluster(3, 5000, backend);
+  auto client = cluster.Connect(GetMode::kRpc, PutMode::kRpc);
+  ASSERT_NE(client, nullptr);
+  std::vector<std::string> keys{"c0", "c1", "c2", "c3", "c4", "c5"};
+  std::vector<BatchTxn> put{WriteTxn(keys, "v", 3, /*replicas=*/2)};
+  client->RunBatch(put, coalesce);
+  ASSERT_TRUE(put[0].status.ok());
+  std::vector<BatchTxn> del(1);  // a tombstone on c0's first replica only
+  del[0].writes.push_back({"c0", "", true, Home("c0", 3)});
+  client->RunBatch(del, coalesce);
+  ASSERT_TRUE(del[0].status.ok());
+  auto count = client->CountKeys();
+  ASSERT_TRUE(count.ok()) << count.status().ToString();
+  // c1..c5 on two partitions each, c0 once more live on its second replica.
+  EXPECT_EQ(*count, 11u);
+  ASSERT_TRUE(client->FlushAll().ok());
+  EXPECT_EQ(*client->CountKeys(), 0u);
+  std::vector<BatchTxn> get{ReadTxn(keys, 3, 1)};
+  client->RunBatch(get, coalesce);
+  EXPECT_EQ(get[0].values, std::vector<std::optional<std::string>>(6, std::nullopt));
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, BatchTest,
                          ::testing::Combine(::testing::Values("tcp", "ucx"), ::testing::Bool()),
                          [](const auto& info) {

@@ -220,6 +220,8 @@ void Client::Impl::OnReply(uint32_t p, std::span<const std::byte> bytes) {
     } else if (call.type == wire::MsgType::kDescribe) {
       call.arena = reply.arena;
       call.hold = hold;
+    } else if (call.type == wire::MsgType::kCount) {
+      call.count = reply.count;
     }
     call.status = Status::Ok();
   }

@@ -168,6 +168,13 @@ class Client {
   // Isolation ramp or none (s2pl: every txn fails with InvalidArgument).
   void RunBatch(std::span<BatchTxn> txns, bool coalesce);
 
+  // Whole-store requests to every partition (the proxy's DBSIZE and
+  // FLUSHALL). CountKeys: the live keys summed over the partitions (a key
+  // with R replicas counts R times). FlushAll: removes every version; not
+  // isolated from transactions running meanwhile.
+  Result<uint64_t> CountKeys();
+  Status FlushAll();
+
   const ClientOptions& options() const;
   const kv::Placement& placement() const;
 

@@ -290,6 +290,37 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
   }
 }
 
+Status Client::Impl::ToEveryPartition(wire::MsgType type, std::vector<Call>& calls) {
+  std::vector<OutgoingRequest> reqs(placement_.partition_count());
+  uint64_t id = TakeIds(reqs.size());
+  for (uint32_t p = 0; p < reqs.size(); ++p) {
+    OutgoingRequest& req = reqs[p];
+    req.partition = p;
+    req.request_id = id++;
+    req.type = type;
+    wire::RequestWriter writer(&req.message);
+    if (type == wire::MsgType::kCount) {
+      writer.Count(static_cast<uint16_t>(p), req.request_id);
+    } else {
+      writer.Flush(static_cast<uint16_t>(p), req.request_id);
+    }
+  }
+  return Exchange(reqs, calls, WriteRoute());
+}
+
 void Client::RunBatch(std::span<BatchTxn> txns, bool coalesce) { impl_->RunBatch(txns, coalesce); }
+
+Result<uint64_t> Client::CountKeys() {
+  std::vector<Call> calls;
+  RAMPART_RETURN_IF_ERROR(impl_->ToEveryPartition(wire::MsgType::kCount, calls));
+  uint64_t keys = 0;
+  for (const Call& c : calls) keys += c.count;
+  return keys;
+}
+
+Status Client::FlushAll() {
+  std::vector<Call> calls;
+  return impl_->ToEveryPartition(wire::MsgType::kFlush, calls);
+}
 
 }  // namespace rampart::txn

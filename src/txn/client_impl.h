@@ -35,6 +35,7 @@ struct Call {
   std::shared_ptr<const std::vector<std::byte>> hold;
   std::vector<kv::wire::GetResult> results;
   kv::wire::ArenaInfo arena;  // DESCRIBE
+  uint64_t count = 0;         // COUNT
 };
 
 // Keeps alive the reply messages (or one-sided read buffers) that GET
@@ -144,6 +145,8 @@ class Client::Impl {
   // client_batch.cc
  public:
   void RunBatch(std::span<BatchTxn> txns, bool coalesce);
+  // COUNT or FLUSH to every partition; the calls answer partition by partition.
+  Status ToEveryPartition(kv::wire::MsgType type, std::vector<Call>& calls);
 
  private:
   // Imports the arena of every partition of `groups` not imported yet on its
