@@ -1,18 +1,23 @@
 # The two set-up commands of the README:
 #   make run   installs what is missing, builds, starts a local cluster (`rampart up`) on the
 #              embedded default configuration until Ctrl-C
-#   make test  installs what is missing, builds, runs every test (unit tests, the pytest
-#              integration tests in tests/, then the ASan/UBSan build)
-# Other targets: build, build-asan, unit-test, integration-test, asan-test, bench, clean.
+#   make test  installs what is missing, builds, runs every test (unit tests, the RESP
+#              fuzzer, the pytest integration tests in tests/, then the ASan/UBSan build)
+# Other targets: build, build-asan, unit-test, fuzz-test, integration-test, asan-test, bench,
+# clean. fuzz-test builds the libFuzzer target for the proxy's RESP parser with clang
+# (ASan/UBSan) and runs it for FUZZ_TIME seconds on a copy of src/proxy/fuzz/corpus; a crash
+# fails it and leaves the input in $(FUZZ_BUILD).
 
 BUILD      ?= build/release
 ASAN_BUILD ?= build/asan
 # Test binaries also run under AddressSanitizer/UBSan (every layer with tests).
 ASAN_TESTS ?= common_test transport_test $(if $(wildcard src/kv/*_test.cc),kv_test) $(if $(wildcard src/txn/*_test.cc),txn_test)
 JOBS       ?= $(shell nproc)
+FUZZ_BUILD ?= build/fuzz
+FUZZ_TIME  ?= 30
 VENV       ?= tests/.venv
 
-.PHONY: run test deps build build-asan unit-test integration-test asan-test bench clean
+.PHONY: run test deps build build-asan unit-test fuzz-test integration-test asan-test bench clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -38,6 +43,20 @@ unit-test: build
 asan-test: build-asan
 	cd $(ASAN_BUILD) && ctest --output-on-failure -R '^($(shell echo $(ASAN_TESTS) | tr ' ' '|'))$$'
 
+# The RESP parser depends on the standard library only, so the fuzzer is one clang++
+# command, rebuilt when its sources change. It runs on a copy of the seed corpus (the
+# inputs it finds stay in $(FUZZ_BUILD)/corpus, not in the tree).
+$(FUZZ_BUILD)/resp_fuzz: src/proxy/resp.cc src/proxy/resp.h src/proxy/fuzz/resp_fuzz.cc | deps
+	@mkdir -p $(FUZZ_BUILD)
+	clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  -Isrc src/proxy/resp.cc src/proxy/fuzz/resp_fuzz.cc -o $@
+
+fuzz-test: deps $(FUZZ_BUILD)/resp_fuzz
+	rm -rf $(FUZZ_BUILD)/corpus && cp -r src/proxy/fuzz/corpus $(FUZZ_BUILD)/corpus
+	$(FUZZ_BUILD)/resp_fuzz -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=5 \
+	  -dict=src/proxy/fuzz/resp.dict -artifact_prefix=$(FUZZ_BUILD)/ -print_final_stats=1 \
+	  $(FUZZ_BUILD)/corpus
+
 # The pytest integration tests (tests/) run the Release binary; pytest is
 # pinned in tests/requirements.txt and installed into $(VENV).
 $(VENV)/bin/python:
@@ -47,7 +66,7 @@ integration-test: build $(VENV)/bin/python
 	$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r tests/requirements.txt
 	RAMPART_BIN=$(abspath $(BUILD))/rampart $(VENV)/bin/python -m pytest -q tests
 
-test: unit-test integration-test asan-test
+test: unit-test fuzz-test integration-test asan-test
 
 bench: build
 	$(BUILD)/rampart bench transport
