@@ -1,9 +1,10 @@
-// The settings table and the TOML walk behind config.h.
+// The TOML walk behind config.h.
 //
-// Every setting is one row of kClusterSettings (or kNodeSettings for the keys
-// of a [[nodes]] entry): its dotted key, kind, range, doc and the field it
-// fills. Parsing, `config show`, the docs table and the unknown-key
-// suggestions are all driven from these rows, like redis's config.c.
+// Every setting is one row of the settings table in config_settings.cc
+// (ClusterSettings(), or NodeSettings() for the keys of a [[nodes]] entry):
+// its dotted key, kind, range, doc and the field it fills. Parsing, `config
+// show`, the docs table and the unknown-key suggestions are all driven from
+// these rows, like redis's config.c.
 //
 // toml++ reports syntax errors by throwing; that happens only here, at
 // start-up, and becomes a Status before it leaves this file.
@@ -23,223 +24,16 @@
 
 #include <toml++/toml.h>
 
+#include "common/config_internal.h"
 #include "common/default_toml.h"  // generated from config/default.toml
 
 namespace rampart {
 namespace {
 
-// ---------------------------------------------------------------------------
-// The settings table
-
-enum class Kind {
-  kString,   // any string that passes `check`
-  kChoice,   // one of `choices`
-  kInteger,  // integer in [min, max]
-  kSize,     // integer bytes or "64MiB", in [min, max], maybe a power of two
-};
-
-template <typename Target>
-using FieldRef = std::variant<std::string& (*)(Target&), uint64_t& (*)(Target&),
-                              uint32_t& (*)(Target&), uint16_t& (*)(Target&)>;
-
-// Returns what is wrong with a string value ("must not be empty"), or "".
-using StringCheck = std::string (*)(std::string_view value);
-
-template <typename Target>
-struct Setting {
-  std::string_view key;  // dotted path from the root of Target's table
-  Kind kind;
-  FieldRef<Target> field;
-  std::string_view doc;
-  uint64_t min = 0;  // kInteger, kSize
-  uint64_t max = 0;
-  bool power_of_two = false;  // kSize
-  std::span<const std::string_view> choices = {};  // kChoice
-  StringCheck check = nullptr;  // kString
-  bool required = false;  // no default: the key must be present
-};
-
-#define RAMPART_FIELD(Target, member) (+[](Target& t) -> auto& { return t.member; })
-
-std::string CheckClusterName(std::string_view name) {
-  if (name.empty()) return "must not be empty";
-  if (name.size() > 64) return "must be at most 64 characters";
-  for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '_' || c == '-';
-    if (!ok) return "may contain only letters, digits, '.', '_' and '-'";
-  }
-  return "";
-}
-
-std::string CheckHost(std::string_view host) {
-  if (host.empty()) return "must not be empty";
-  for (char c : host) {
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') return "must not contain whitespace";
-  }
-  return "";
-}
-
-constexpr std::string_view kBackends[] = {"ucx", "tcp"};
-constexpr std::string_view kGetModes[] = {"rpc", "ring", "read"};
-constexpr std::string_view kPutModes[] = {"rpc", "ring"};
-
-// Grouped by section, sections in the order `config show` prints them.
-const Setting<ClusterConfig> kClusterSettings[] = {
-    {.key = "cluster.name",
-     .kind = Kind::kString,
-     .field = RAMPART_FIELD(ClusterConfig, name),
-     .doc = "Names the cluster in logs and benchmark output. Letters, digits, `.`, `_` and `-`, "
-            "at most 64.",
-     .check = CheckClusterName},
-    {.key = "transport.backend",
-     .kind = Kind::kChoice,
-     .field = RAMPART_FIELD(ClusterConfig, transport.backend),
-     .doc = "The transport under all traffic. `ucx`: UCX (shared memory on one host, TCP across "
-            "hosts, RDMA where the hardware has it), with one-sided operations. `tcp`: plain "
-            "sockets, two-sided messages only, the baseline.",
-     .choices = kBackends},
-    {.key = "transport.max_message_size",
-     .kind = Kind::kSize,
-     .field = RAMPART_FIELD(ClusterConfig, transport.max_message_size),
-     .doc = "Largest message accepted, two-sided or over a message channel; larger ones are "
-            "refused.",
-     .min = kKiB,
-     .max = kGiB},
-    {.key = "transport.spin_us",
-     .kind = Kind::kInteger,
-     .field = RAMPART_FIELD(ClusterConfig, transport.spin_us),
-     .doc = "Microseconds every poll loop spins before it blocks on its event fd. 0 blocks at "
-            "once; spinning longer cuts latency but takes CPU from neighbours.",
-     .min = 0,
-     .max = 1'000'000},
-    {.key = "transport.connect_timeout_ms",
-     .kind = Kind::kInteger,
-     .field = RAMPART_FIELD(ClusterConfig, transport.connect_timeout_ms),
-     .doc = "Milliseconds connecting to a peer (and opening a message channel) may take.",
-     .min = 1,
-     .max = 3'600'000},
-    {.key = "transport.ring_bytes",
-     .kind = Kind::kSize,
-     .field = RAMPART_FIELD(ClusterConfig, transport.ring_bytes),
-     .doc = "The message ring of each connection and direction, in the receiver's registered "
-            "memory. Larger messages are split into fragments.",
-     .min = 4 * kKiB,
-     .max = kGiB,
-     .power_of_two = true},
-    {.key = "transport.registration_cache_bytes",
-     .kind = Kind::kSize,
-     .field = RAMPART_FIELD(ClusterConfig, transport.registration_cache_bytes),
-     .doc = "ucx only: bytes of user buffers the registration cache keeps registered after "
-            "their regions are destroyed, so registering them again costs nothing.",
-     .min = 0,
-     .max = 1024 * kGiB},
-    {.key = "transport.ucx.net_devices",
-     .kind = Kind::kString,
-     .field = RAMPART_FIELD(ClusterConfig, transport.ucx.net_devices),
-     .doc = "ucx only: `UCX_NET_DEVICES` unless the environment already sets it. `lo` keeps "
-            "127.0.0.1 traffic on loopback; empty leaves the choice to UCX."},
-    {.key = "transport.ucx.tls",
-     .kind = Kind::kString,
-     .field = RAMPART_FIELD(ClusterConfig, transport.ucx.tls),
-     .doc = "ucx only: `UCX_TLS` unless the environment already sets it; empty uses UCX's "
-            "default transports."},
-    {.key = "kv.partitions_per_node",
-     .kind = Kind::kInteger,
-     .field = RAMPART_FIELD(ClusterConfig, kv.partitions_per_node),
-     .doc = "Partitions each node serves, one thread each; partition slot `s` of a node listens "
-            "on the node's port + `s`.",
-     .min = 1,
-     .max = 256},
-    {.key = "kv.arena_bytes",
-     .kind = Kind::kSize,
-     .field = RAMPART_FIELD(ClusterConfig, kv.arena_bytes),
-     .doc = "Registered version store of each partition. Its largest slot is min(arena / 4, "
-            "64MiB) and must hold a version of `max_key_bytes` + `max_value_bytes` + 64KiB of "
-            "metadata (checked when a kv-node starts).",
-     .min = kMiB,
-     .max = 1024 * kGiB},
-    {.key = "kv.grace_ms",
-     .kind = Kind::kInteger,
-     .field = RAMPART_FIELD(ClusterConfig, kv.grace_ms),
-     .doc = "Milliseconds a superseded version stays readable by timestamp (RAMP repair reads) "
-            "before its slot is reclaimed.",
-     .min = 0,
-     .max = 3'600'000},
-    {.key = "kv.prepared_timeout_ms",
-     .kind = Kind::kInteger,
-     .field = RAMPART_FIELD(ClusterConfig, kv.prepared_timeout_ms),
-     .doc = "Milliseconds a prepared version waits for its COMMIT before it is reclaimed (its "
-            "writer presumably died before committing anywhere).",
-     .min = 1,
-     .max = 86'400'000},
-    {.key = "kv.lock_timeout_ms",
-     .kind = Kind::kInteger,
-     .field = RAMPART_FIELD(ClusterConfig, kv.lock_timeout_ms),
-     .doc = "Milliseconds an S2PL transaction may hold or wait for locks without activity before "
-            "they are broken (its client presumably died).",
-     .min = 1,
-     .max = 86'400'000},
-    {.key = "kv.max_key_bytes",
-     .kind = Kind::kSize,
-     .field = RAMPART_FIELD(ClusterConfig, kv.max_key_bytes),
-     .doc = "Largest key accepted; a request with a longer one gets an error reply.",
-     .min = 1,
-     .max = 64 * kKiB},
-    {.key = "kv.max_value_bytes",
-     .kind = Kind::kSize,
-     .field = RAMPART_FIELD(ClusterConfig, kv.max_value_bytes),
-     .doc = "Largest value accepted; a request with a longer one gets an error reply.",
-     .min = 0,
-     .max = 64 * kMiB},
-    {.key = "client.get",
-     .kind = Kind::kChoice,
-     .field = RAMPART_FIELD(ClusterConfig, client.get),
-     .doc = "How a client's first GET round reaches a partition: `rpc` two-sided messages, "
-            "`ring` GET+ over the message channel, `read` GET* one-sided reads of the slots "
-            "through an address cache (GET+ on a miss). `ring` and `read` need the ucx "
-            "transport.",
-     .choices = kGetModes},
-    {.key = "client.put",
-     .kind = Kind::kChoice,
-     .field = RAMPART_FIELD(ClusterConfig, client.put),
-     .doc = "How PREPARE/COMMIT reach a partition: `rpc` two-sided messages, `ring` PUT+ over "
-            "the message channel (ucx only).",
-     .choices = kPutModes},
-    {.key = "client.address_cache_entries",
-     .kind = Kind::kInteger,
-     .field = RAMPART_FIELD(ClusterConfig, client.address_cache_entries),
-     .doc = "Slot addresses a GET* client caches (key, node, offset, gen, length); when full, "
-            "an arbitrary entry makes room.",
-     .min = 1,
-     .max = uint64_t{1} << 32},
-};
-
-// The keys of one [[nodes]] entry.
-const Setting<NodeConfig> kNodeSettings[] = {
-    {.key = "id",
-     .kind = Kind::kInteger,
-     .field = RAMPART_FIELD(NodeConfig, id),
-     .doc = "Unique id of the node.",
-     .min = 0,
-     .max = 65535,
-     .required = true},
-    {.key = "host",
-     .kind = Kind::kString,
-     .field = RAMPART_FIELD(NodeConfig, host),
-     .doc = "Host name or address the node listens on and its peers connect to.",
-     .check = CheckHost,
-     .required = true},
-    {.key = "port",
-     .kind = Kind::kInteger,
-     .field = RAMPART_FIELD(NodeConfig, port),
-     .doc = "Port the node listens on. No two nodes share a host and port.",
-     .min = 1,
-     .max = 65535,
-     .required = true},
-};
-
-#undef RAMPART_FIELD
+using config_internal::ClusterSettings;
+using config_internal::Kind;
+using config_internal::NodeSettings;
+using config_internal::Setting;
 
 constexpr std::string_view kNodesKey = "nodes";
 constexpr std::string_view kDefaultOrigin = "<default>";
@@ -285,31 +79,22 @@ std::string Describe(const toml::node& node) {
   return "nothing";
 }
 
-template <typename Target>
-void AssignString(const Setting<Target>& s, Target& target, const std::string& value) {
-  std::visit(
-      [&](auto ref) {
-        auto& slot = ref(target);
-        if constexpr (std::is_same_v<std::remove_reference_t<decltype(slot)>, std::string>) {
-          slot = value;
-        } else {
-          assert(false && "string value for a numeric field");
-        }
-      },
-      s.field);
-}
-
-template <typename Target>
-void AssignNumber(const Setting<Target>& s, Target& target, uint64_t value) {
+// Stores `value` (a std::string, bool or uint64_t) in the field of `s`; the
+// row's kind guarantees the field has that type (an integer field: in range).
+template <typename Target, typename Value>
+void Assign(const Setting<Target>& s, Target& target, const Value& value) {
   std::visit(
       [&](auto ref) {
         auto& slot = ref(target);
         using Slot = std::remove_reference_t<decltype(slot)>;
-        if constexpr (std::is_integral_v<Slot>) {
+        if constexpr (std::is_same_v<Slot, Value>) {
+          slot = value;
+        } else if constexpr (std::is_integral_v<Slot> && !std::is_same_v<Slot, bool> &&
+                             std::is_same_v<Value, uint64_t>) {
           assert(s.max <= std::numeric_limits<Slot>::max() && "setting range exceeds its field");
           slot = static_cast<Slot>(value);
         } else {
-          assert(false && "numeric value for a string field");
+          assert(false && "the setting's kind does not match its field's type");
         }
       },
       s.field);
@@ -322,8 +107,11 @@ std::string FormatValue(const Setting<Target>& s, const Target& target) {
   return std::visit(
       [&](auto ref) -> std::string {
         const auto& slot = ref(t);
-        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(slot)>, std::string>) {
+        using Slot = std::remove_cvref_t<decltype(slot)>;
+        if constexpr (std::is_same_v<Slot, std::string>) {
           return Quote(slot);
+        } else if constexpr (std::is_same_v<Slot, bool>) {
+          return slot ? "true" : "false";
         } else {
           return s.kind == Kind::kSize ? Quote(FormatSize(slot)) : std::to_string(slot);
         }
@@ -349,6 +137,7 @@ std::string TypeText(const Setting<Target>& s) {
     case Kind::kSize:
       return StrCat("size, ", s.power_of_two ? "power of two, " : "", FormatSize(s.min), "..",
                     FormatSize(s.max));
+    case Kind::kBool: return "boolean";
   }
   return "";
 }
@@ -405,7 +194,7 @@ const std::vector<std::string>& KnownClusterKeys() {
     auto add = [&](std::string k) {
       if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(std::move(k));
     };
-    for (const auto& s : kClusterSettings) {
+    for (const auto& s : ClusterSettings()) {
       const std::string_view key = s.key;
       for (size_t dot = key.find('.'); dot != std::string_view::npos; dot = key.find('.', dot + 1)) {
         add(std::string(key.substr(0, dot)));
@@ -419,7 +208,7 @@ const std::vector<std::string>& KnownClusterKeys() {
 }
 
 bool IsSection(std::string_view key) {
-  for (const auto& s : kClusterSettings) {
+  for (const auto& s : ClusterSettings()) {
     if (s.key.size() > key.size() && s.key.starts_with(key) && s.key[key.size()] == '.') return true;
   }
   return false;
@@ -449,33 +238,8 @@ class Parser {
                               [](const auto& a, const auto& b) { return a.first < b.first; })
           ->second;
     }
-    if (config.nodes.empty()) {
-      return InvalidArgument(origin_, ": nodes: at least one [[nodes]] entry is required");
-    }
-    return CheckPartitionPorts(config);
-  }
-
-  // Every node listens on port .. port + kv.partitions_per_node - 1 (one port
-  // per partition thread): those ranges must fit in 16 bits and must not
-  // overlap on one host.
-  Status CheckPartitionPorts(const ClusterConfig& config) const {
-    const uint64_t n = config.kv.partitions_per_node;
-    for (size_t i = 0; i < config.nodes.size(); ++i) {
-      const NodeConfig& a = config.nodes[i];
-      if (a.port + n - 1 > 65535) {
-        return InvalidArgument(origin_, ": nodes[", i, "] ports ", a.port, "..", a.port + n - 1,
-                               " (kv.partitions_per_node = ", n, ") exceed 65535");
-      }
-      for (size_t j = 0; j < i; ++j) {
-        const NodeConfig& b = config.nodes[j];
-        if (a.host == b.host && a.port < b.port + n && b.port < a.port + n) {
-          return InvalidArgument(origin_, ": nodes[", i, "] ports ", a.port, "..", a.port + n - 1,
-                                 " overlap nodes[", j, "] ports ", b.port, "..", b.port + n - 1,
-                                 " on ", a.host, " (each node uses kv.partitions_per_node = ", n,
-                                 " ports from its port)");
-        }
-      }
-    }
+    Status st = config_internal::CheckClusterConfig(config);
+    if (!st.ok()) return Status(st.code(), StrCat(origin_, ": ", st.message()));
     return Status::Ok();
   }
 
@@ -514,7 +278,7 @@ class Parser {
                                               : StrCat(prefix, ".", key->str());
       if (prefix.empty() && full == kNodesKey) {
         ApplyNodes(*node, config);
-      } else if (const auto* s = FindSetting<ClusterConfig>(kClusterSettings, full)) {
+      } else if (const auto* s = FindSetting(ClusterSettings(), full)) {
         static_cast<void>(ApplySetting(*s, full, *node, config));
       } else if (IsSection(full)) {
         if (const toml::table* sub = node->as_table()) {
@@ -568,19 +332,19 @@ class Parser {
   Status ApplyNode(const toml::table& table, const std::string& name, NodeConfig& node) {
     static const std::vector<std::string> known = [] {
       std::vector<std::string> out;
-      for (const auto& s : kNodeSettings) out.emplace_back(s.key);
+      for (const auto& s : NodeSettings()) out.emplace_back(s.key);
       return out;
     }();
     for (const auto& [key, value] : InFileOrder(table)) {
       const std::string full = StrCat(name, ".", key->str());
-      const auto* s = FindSetting<NodeConfig>(kNodeSettings, key->str());
+      const auto* s = FindSetting(NodeSettings(), key->str());
       if (!s) {
         return At(key->source(), "unknown key ", full,
                   DidYouMean(name + ".", BestMatch(key->str(), known)));
       }
       RAMPART_RETURN_IF_ERROR(ApplySetting(*s, full, *value, node));
     }
-    for (const auto& s : kNodeSettings) {
+    for (const auto& s : NodeSettings()) {
       if (s.required && !table.contains(s.key)) {
         return At(table.source(), name, ".", s.key,
                   " is missing (every [[nodes]] entry needs id, host and port)");
@@ -607,7 +371,7 @@ class Parser {
           const std::string problem = s.check(text);
           if (!problem.empty()) return At(where, key, " ", problem, ", got ", Quote(text));
         }
-        AssignString(s, target, text);
+        Assign(s, target, text);
         return Status::Ok();
       }
       case Kind::kInteger: {
@@ -617,7 +381,7 @@ class Parser {
         if (n < 0 || static_cast<uint64_t>(n) < s.min || static_cast<uint64_t>(n) > s.max) {
           return At(where, key, " must be between ", s.min, " and ", s.max, ", got ", n);
         }
-        AssignNumber(s, target, static_cast<uint64_t>(n));
+        Assign(s, target, static_cast<uint64_t>(n));
         return Status::Ok();
       }
       case Kind::kSize: {
@@ -643,7 +407,13 @@ class Parser {
           return At(where, key, " must be a power of two, got ", FormatSize(n), " (", n,
                     " bytes; nearest: ", FormatSize(below), " or ", FormatSize(below * 2), ")");
         }
-        AssignNumber(s, target, n);
+        Assign(s, target, n);
+        return Status::Ok();
+      }
+      case Kind::kBool: {
+        const auto* v = node.as_boolean();
+        if (!v) return At(where, key, " must be a boolean, got ", Describe(node));
+        Assign(s, target, v->get());
         return Status::Ok();
       }
     }
@@ -711,7 +481,7 @@ std::string FormatClusterConfig(const ClusterConfig& config) {
   if (!config.origin.empty()) out += " (from " + config.origin + ")";
   out += "\n";
   std::string_view section;
-  for (const auto& s : kClusterSettings) {
+  for (const auto& s : ClusterSettings()) {
     const size_t dot = s.key.rfind('.');
     assert(dot != std::string_view::npos && "top-level settings must come before any table");
     const std::string_view table = s.key.substr(0, dot);
@@ -723,7 +493,7 @@ std::string FormatClusterConfig(const ClusterConfig& config) {
   }
   for (const NodeConfig& node : config.nodes) {
     out += "\n[[nodes]]\n";
-    for (const auto& s : kNodeSettings) out += StrCat(s.key, " = ", FormatValue(s, node), "\n");
+    for (const auto& s : NodeSettings()) out += StrCat(s.key, " = ", FormatValue(s, node), "\n");
   }
   return out;
 }
@@ -731,10 +501,10 @@ std::string FormatClusterConfig(const ClusterConfig& config) {
 std::vector<SettingDoc> DescribeClusterSettings() {
   std::vector<SettingDoc> out;
   const ClusterConfig defaults;
-  for (const auto& s : kClusterSettings) {
+  for (const auto& s : ClusterSettings()) {
     out.push_back({std::string(s.key), TypeText(s), FormatValue(s, defaults), std::string(s.doc)});
   }
-  for (const auto& s : kNodeSettings) {
+  for (const auto& s : NodeSettings()) {
     out.push_back({StrCat(kNodesKey, "[].", s.key), TypeText(s),
                    s.required ? "required" : FormatValue(s, NodeConfig{}), std::string(s.doc)});
   }

@@ -10,9 +10,10 @@
 // whole. Every setting is described in docs/configuration.md, whose reference
 // table is the output of ClusterSettingsMarkdown() (`rampart config docs`).
 //
-// Adding a setting: a field below (with its "Default:"), a row in the settings
-// table in config.cc, the key in config/default.toml, and the regenerated table
-// in docs/configuration.md; config_test checks that the four agree.
+// Adding a setting: a field below (with its default), a row in the settings
+// table in config_settings.cc, the key in config/default.toml, and the
+// regenerated table in docs/configuration.md; config_test checks that the four
+// agree.
 //
 // This header is below src/transport: it knows nothing of transport types; the
 // transport maps TransportConfig onto its own options.
@@ -105,6 +106,28 @@ struct ClientConfig {
   bool operator==(const ClientConfig&) const = default;
 };
 
+// [proxy]: the Redis-protocol proxy (src/proxy): `rampart proxy`, and started by `rampart up`.
+struct ProxyConfig {
+  bool enabled = true;                 // `rampart up` starts a proxy
+  std::string host = "127.0.0.1";      // listen address (check like nodes' host)
+  uint16_t port = 6380;                // 1..65535
+  uint32_t workers = 0;                // 0..64; 0 = one per core
+  bool aggregate = true;               // batch the requests of all client connections of a worker per backend partition per event-loop turn (seed 003); false = one message per command, for comparison
+  uint32_t batch_max_commands = 1024;  // 1..1000000: commands one turn takes at most
+  uint32_t batch_wait_us = 0;          // 0..1000000: how long a turn waits for more commands when it has fewer than batch_max_commands (0 = send at once)
+  uint32_t replicas = 1;               // 1..8: R, copies of every key on R distinct nodes
+  uint32_t vnodes = 160;               // 1..4096: points per node on the consistent-hash ring
+  std::string isolation = "ramp";      // choice: ramp | none  (none: for showing the read-atomic checker catches fractured reads)
+  std::string requirepass;             // AUTH password; empty = no AUTH needed
+  uint64_t max_bulk_bytes = 512 * kMiB; // size 1B..4GiB: largest bulk string of a request (like proto-max-bulk-len)
+  uint32_t max_array_elements = 1048576; // 1..2147483647: elements of one request array
+  uint64_t max_inline_bytes = 64 * kKiB; // size 1KiB..1GiB: longest inline command line
+  uint32_t max_clients = 10000;        // 1..1000000: connections accepted at once, then "-ERR max number of clients reached"
+  uint32_t timeout_ms = 5000;           // 1..3600000: how long one backend transaction may take before the client gets an error
+
+  bool operator==(const ProxyConfig&) const = default;
+};
+
 // One [[nodes]] entry: a process of the cluster. All keys are required.
 struct NodeConfig {
   uint32_t id = 0;     // unique, 0..65535
@@ -124,6 +147,9 @@ struct ClusterConfig {
   TransportConfig transport;
   KvConfig kv;
   ClientConfig client;
+  // proxy.replicas may not exceed the number of nodes, and proxy.host:port may
+  // not be a partition port of a node on the same host.
+  ProxyConfig proxy;
   // [[nodes]]: at least one. Each node uses kv.partitions_per_node ports from
   // its port; those ranges may not overlap on one host. Default: 4 nodes on
   // 127.0.0.1:7000, 7010, 7020, 7030 (from config/default.toml; a
@@ -139,7 +165,7 @@ struct ClusterConfig {
 
   bool operator==(const ClusterConfig& other) const {
     return name == other.name && transport == other.transport && kv == other.kv &&
-           client == other.client && nodes == other.nodes;
+           client == other.client && proxy == other.proxy && nodes == other.nodes;
   }
 };
 

@@ -58,6 +58,23 @@ TEST(ConfigTest, DefaultParses) {
   ASSERT_NE(config->FindNode(3), nullptr);
   EXPECT_EQ(config->FindNode(3)->port, 7030);
   EXPECT_EQ(config->FindNode(4), nullptr);
+  const ProxyConfig& proxy = config->proxy;
+  EXPECT_TRUE(proxy.enabled);
+  EXPECT_EQ(proxy.host, "127.0.0.1");
+  EXPECT_EQ(proxy.port, 6380);
+  EXPECT_EQ(proxy.workers, 0u);
+  EXPECT_TRUE(proxy.aggregate);
+  EXPECT_EQ(proxy.batch_max_commands, 1024u);
+  EXPECT_EQ(proxy.batch_wait_us, 0u);
+  EXPECT_EQ(proxy.replicas, 1u);
+  EXPECT_EQ(proxy.vnodes, 160u);
+  EXPECT_EQ(proxy.isolation, "ramp");
+  EXPECT_EQ(proxy.requirepass, "");
+  EXPECT_EQ(proxy.max_bulk_bytes, 512 * kMiB);
+  EXPECT_EQ(proxy.max_array_elements, 1048576u);
+  EXPECT_EQ(proxy.max_inline_bytes, 64 * kKiB);
+  EXPECT_EQ(proxy.max_clients, 10000u);
+  EXPECT_EQ(proxy.timeout_ms, 5000u);
 }
 
 TEST(ConfigTest, StructDefaultsMatchDefaultToml) {
@@ -67,6 +84,11 @@ TEST(ConfigTest, StructDefaultsMatchDefaultToml) {
   EXPECT_EQ(config->name, defaults.name);
   EXPECT_EQ(config->transport, defaults.transport)
       << "a field default in config.h differs from config/default.toml";
+  EXPECT_EQ(config->kv, defaults.kv) << "a [kv] default in config.h differs from default.toml";
+  EXPECT_EQ(config->client, defaults.client)
+      << "a [client] default in config.h differs from default.toml";
+  EXPECT_EQ(config->proxy, defaults.proxy)
+      << "a [proxy] default in config.h differs from default.toml";
 }
 
 TEST(ConfigTest, DefaultTomlSpellsOutEverySetting) {
@@ -152,6 +174,76 @@ TEST(ConfigTest, RangeBoundsAreInclusive) {
   EXPECT_EQ(ParseOk("transport.ring_bytes = \"1GiB\"").transport.ring_bytes, kGiB);
 }
 
+TEST(ConfigTest, ProxySectionParses) {
+  ClusterConfig config = ParseOk(
+      "[proxy]\n"
+      "enabled = false\nhost = \"0.0.0.0\"\nport = 7379\nworkers = 3\naggregate = false\n"
+      "batch_max_commands = 64\nbatch_wait_us = 250\nreplicas = 3\nvnodes = 32\n"
+      "isolation = \"none\"\nrequirepass = \"s3cret pass\"\nmax_bulk_bytes = \"1MiB\"\n"
+      "max_array_elements = 100\nmax_inline_bytes = 2048\nmax_clients = 5\n"
+      "timeout_ms = 250\n");
+  const ProxyConfig& p = config.proxy;
+  EXPECT_FALSE(p.enabled);
+  EXPECT_EQ(p.host, "0.0.0.0");
+  EXPECT_EQ(p.port, 7379);
+  EXPECT_EQ(p.workers, 3u);
+  EXPECT_FALSE(p.aggregate);
+  EXPECT_EQ(p.batch_max_commands, 64u);
+  EXPECT_EQ(p.batch_wait_us, 250u);
+  EXPECT_EQ(p.replicas, 3u);
+  EXPECT_EQ(p.vnodes, 32u);
+  EXPECT_EQ(p.isolation, "none");
+  EXPECT_EQ(p.requirepass, "s3cret pass");
+  EXPECT_EQ(p.max_bulk_bytes, kMiB);
+  EXPECT_EQ(p.max_array_elements, 100u);
+  EXPECT_EQ(p.max_inline_bytes, 2 * kKiB);
+  EXPECT_EQ(p.max_clients, 5u);
+  EXPECT_EQ(p.timeout_ms, 250u);
+  EXPECT_NE(config, *LoadClusterConfig(""));  // operator== sees [proxy]
+  // Keys left out keep their default; booleans go both ways.
+  ClusterConfig one = ParseOk("proxy.aggregate = false\n");
+  EXPECT_FALSE(one.proxy.aggregate);
+  EXPECT_TRUE(one.proxy.enabled);
+  EXPECT_EQ(one.proxy.port, 6380);
+  EXPECT_TRUE(ParseOk("proxy = { aggregate = true }").proxy.aggregate);
+}
+
+TEST(ConfigTest, ProxyRangeBoundsAreInclusive) {
+  const std::string eight_nodes = [] {
+    std::string out;
+    for (int i = 0; i < 8; ++i) {
+      out += "[[nodes]]\nid = " + std::to_string(i) + "\nhost = \"h\"\nport = " +
+             std::to_string(7000 + 10 * i) + "\n";
+    }
+    return out;
+  }();
+  ClusterConfig low = ParseOk(
+      "[proxy]\nport = 1\nworkers = 0\nbatch_max_commands = 1\nbatch_wait_us = 0\n"
+      "replicas = 1\nvnodes = 1\nmax_bulk_bytes = \"1B\"\nmax_array_elements = 1\n"
+      "max_inline_bytes = \"1KiB\"\nmax_clients = 1\ntimeout_ms = 1\n");
+  EXPECT_EQ(low.proxy.port, 1);
+  EXPECT_EQ(low.proxy.vnodes, 1u);
+  EXPECT_EQ(low.proxy.max_bulk_bytes, 1u);
+  EXPECT_EQ(low.proxy.max_inline_bytes, kKiB);
+  ClusterConfig high = ParseOk(
+      "[proxy]\nport = 65535\nworkers = 64\nbatch_max_commands = 1000000\n"
+      "batch_wait_us = 1000000\nreplicas = 8\nvnodes = 4096\nmax_bulk_bytes = \"4GiB\"\n"
+      "max_array_elements = 2147483647\nmax_inline_bytes = \"1GiB\"\nmax_clients = 1000000\n"
+      "timeout_ms = 3600000\n" +
+      eight_nodes);
+  EXPECT_EQ(high.proxy.port, 65535);
+  EXPECT_EQ(high.proxy.workers, 64u);
+  EXPECT_EQ(high.proxy.batch_max_commands, 1'000'000u);
+  EXPECT_EQ(high.proxy.batch_wait_us, 1'000'000u);
+  EXPECT_EQ(high.proxy.replicas, 8u);
+  EXPECT_EQ(high.proxy.vnodes, 4096u);
+  EXPECT_EQ(high.proxy.max_bulk_bytes, 4 * kGiB);
+  EXPECT_EQ(high.proxy.max_array_elements, 2'147'483'647u);
+  EXPECT_EQ(high.proxy.max_inline_bytes, kGiB);
+  EXPECT_EQ(high.proxy.max_clients, 1'000'000u);
+  EXPECT_EQ(high.proxy.timeout_ms, 3'600'000u);
+}
+
 // ---------------------------------------------------------------------------
 // Sizes in the file
 
@@ -234,6 +326,98 @@ TEST(ConfigErrorTest, OutOfRange) {
             "c.toml:4:8: nodes[0].port must be between 1 and 65535, got 0");
   EXPECT_EQ(ErrorOf("[[nodes]]\nid = 65536\nhost = \"a\"\nport = 1\n"),
             "c.toml:2:6: nodes[0].id must be between 0 and 65535, got 65536");
+}
+
+TEST(ConfigErrorTest, ProxyOutOfRange) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"port = 0", "proxy.port must be between 1 and 65535, got 0"},
+      {"port = 65536", "proxy.port must be between 1 and 65535, got 65536"},
+      {"workers = 65", "proxy.workers must be between 0 and 64, got 65"},
+      {"batch_max_commands = 0", "proxy.batch_max_commands must be between 1 and 1000000, got 0"},
+      {"batch_max_commands = 1000001",
+       "proxy.batch_max_commands must be between 1 and 1000000, got 1000001"},
+      {"batch_wait_us = 1000001", "proxy.batch_wait_us must be between 0 and 1000000, got 1000001"},
+      {"batch_wait_us = -1", "proxy.batch_wait_us must be between 0 and 1000000, got -1"},
+      {"replicas = 0", "proxy.replicas must be between 1 and 8, got 0"},
+      {"replicas = 9", "proxy.replicas must be between 1 and 8, got 9"},
+      {"vnodes = 0", "proxy.vnodes must be between 1 and 4096, got 0"},
+      {"vnodes = 4097", "proxy.vnodes must be between 1 and 4096, got 4097"},
+      {"max_bulk_bytes = 0", "proxy.max_bulk_bytes must be between 1B and 4GiB, got 0B"},
+      {"max_bulk_bytes = \"5GiB\"", "proxy.max_bulk_bytes must be between 1B and 4GiB, got 5GiB"},
+      {"max_array_elements = 0",
+       "proxy.max_array_elements must be between 1 and 2147483647, got 0"},
+      {"max_array_elements = 2147483648",
+       "proxy.max_array_elements must be between 1 and 2147483647, got 2147483648"},
+      {"max_inline_bytes = 1023",
+       "proxy.max_inline_bytes must be between 1KiB and 1GiB, got 1023B"},
+      {"max_inline_bytes = \"2GiB\"",
+       "proxy.max_inline_bytes must be between 1KiB and 1GiB, got 2GiB"},
+      {"max_clients = 0", "proxy.max_clients must be between 1 and 1000000, got 0"},
+      {"max_clients = 1000001", "proxy.max_clients must be between 1 and 1000000, got 1000001"},
+      {"timeout_ms = 0", "proxy.timeout_ms must be between 1 and 3600000, got 0"},
+      {"timeout_ms = 3600001", "proxy.timeout_ms must be between 1 and 3600000, got 3600001"},
+  };
+  for (const auto& [line, error] : cases) {
+    const std::string text = std::string("[proxy]\n") + line + "\n";
+    const std::string column = std::to_string(std::string_view(line).find('=') + 3);
+    EXPECT_EQ(ErrorOf(text), "c.toml:2:" + column + ": " + error) << line;
+  }
+}
+
+TEST(ConfigErrorTest, ProxyTypesChoicesAndStrings) {
+  EXPECT_EQ(ErrorOf("[proxy]\naggregate = \"yes\"\n"),
+            "c.toml:2:13: proxy.aggregate must be a boolean, got string \"yes\"");
+  EXPECT_EQ(ErrorOf("[proxy]\nenabled = 1\n"),
+            "c.toml:2:11: proxy.enabled must be a boolean, got integer 1");
+  EXPECT_EQ(ErrorOf("[proxy]\nenabled = \"true\"\n"),
+            "c.toml:2:11: proxy.enabled must be a boolean, got string \"true\"");
+  EXPECT_EQ(ErrorOf("[proxy]\nworkers = true\n"),
+            "c.toml:2:11: proxy.workers must be an integer, got boolean true");
+  EXPECT_EQ(ErrorOf("[proxy]\nmax_bulk_bytes = false\n"),
+            "c.toml:2:18: proxy.max_bulk_bytes must be a size (integer bytes or a string like "
+            "\"64MiB\"), got boolean false");
+  EXPECT_EQ(ErrorOf("[proxy]\nrequirepass = false\n"),
+            "c.toml:2:15: proxy.requirepass must be a string, got boolean false");
+  EXPECT_EQ(ErrorOf("[proxy]\nisolation = \"s2pl\"\n"),
+            "c.toml:2:13: proxy.isolation must be \"ramp\" or \"none\", got \"s2pl\"");
+  EXPECT_EQ(ErrorOf("[proxy]\nhost = \"\"\n"),
+            "c.toml:2:8: proxy.host must not be empty, got \"\"");
+  EXPECT_EQ(ErrorOf("[proxy]\nhost = \"a b\"\n"),
+            "c.toml:2:8: proxy.host must not contain whitespace, got \"a b\"");
+  EXPECT_EQ(ErrorOf("[proxy]\nagregate = true\n"),
+            "c.toml:2:1: unknown key proxy.agregate (did you mean proxy.aggregate?)");
+  EXPECT_EQ(ErrorOf("proxy = 1\n"), "c.toml:1:9: proxy must be a table, got integer 1");
+}
+
+TEST(ConfigErrorTest, ProxyReplicasAtMostTheNodes) {
+  EXPECT_EQ(ErrorOf("proxy.replicas = 5\n"),
+            "c.toml: proxy.replicas is 5 but the cluster has 4 nodes (every key is kept on "
+            "proxy.replicas distinct nodes)");
+  EXPECT_EQ(ErrorOf("proxy.replicas = 4\n"), "OK");
+  EXPECT_EQ(ErrorOf("proxy.replicas = 2\n[[nodes]]\nid = 0\nhost = \"h\"\nport = 7000\n"),
+            "c.toml: proxy.replicas is 2 but the cluster has 1 node (every key is kept on "
+            "proxy.replicas distinct nodes)");
+}
+
+TEST(ConfigErrorTest, ProxyPortIsNotANodesPort) {
+  // Default nodes: 127.0.0.1 ports 7000..7001, 7010..7011, 7020..7021, 7030..7031.
+  EXPECT_EQ(ErrorOf("proxy.port = 7000\n"),
+            "c.toml: proxy.host:proxy.port 127.0.0.1:7000 is one of nodes[0] ports 7000..7001 on "
+            "127.0.0.1 (each node uses kv.partitions_per_node = 2 ports from its port)");
+  EXPECT_EQ(ErrorOf("proxy.port = 7031\n"),
+            "c.toml: proxy.host:proxy.port 127.0.0.1:7031 is one of nodes[3] ports 7030..7031 on "
+            "127.0.0.1 (each node uses kv.partitions_per_node = 2 ports from its port)");
+  EXPECT_EQ(ErrorOf("proxy.port = 7002\n"), "OK");   // between two nodes' ranges
+  EXPECT_EQ(ErrorOf("proxy.port = 7032\n"), "OK");
+  EXPECT_EQ(ErrorOf("proxy.port = 7001\nkv.partitions_per_node = 1\n"), "OK");
+  EXPECT_EQ(ErrorOf("proxy.port = 7013\nkv.partitions_per_node = 4\n"),
+            "c.toml: proxy.host:proxy.port 127.0.0.1:7013 is one of nodes[1] ports 7010..7013 on "
+            "127.0.0.1 (each node uses kv.partitions_per_node = 4 ports from its port)");
+  // Another host may use the port.
+  EXPECT_EQ(ErrorOf("proxy = { host = \"10.0.0.9\", port = 7000 }\n"), "OK");
+  EXPECT_EQ(ErrorOf("proxy.port = 7000\n"
+                    "[[nodes]]\nid = 0\nhost = \"10.0.0.1\"\nport = 7000\n"),
+            "OK");
 }
 
 TEST(ConfigErrorTest, BadSizes) {
@@ -383,7 +567,19 @@ TEST(ConfigFormatTest, RoundTrips) {
   config.kv.max_key_bytes = 100;
   config.kv.max_value_bytes = 0;
   config.nodes = {{5, "host-a", 1}, {9, "host-b", 65535}};
+  config.proxy.enabled = false;
+  config.proxy.aggregate = false;
+  config.proxy.host = "0.0.0.0";
+  config.proxy.port = 1;  // host-a's port, but another host
+  config.proxy.replicas = 2;
+  config.proxy.isolation = "none";
+  config.proxy.requirepass = "pa\"ss";
+  config.proxy.max_bulk_bytes = 4 * kGiB;
+  config.proxy.max_inline_bytes = 1000 * kKiB;
   const std::string text = FormatClusterConfig(config);
+  EXPECT_NE(text.find("\n[proxy]\nenabled = false\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("aggregate = false\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("max_bulk_bytes = \"4GiB\"\n"), std::string::npos) << text;
   EXPECT_NE(text.find("max_message_size = \"1MB\""), std::string::npos) << text;
   EXPECT_NE(text.find("registration_cache_bytes = \"12345B\""), std::string::npos) << text;
   EXPECT_EQ(ParseOk(text), config) << text;
@@ -404,6 +600,11 @@ TEST(ConfigFormatTest, DescribesEverySetting) {
   ASSERT_NE(ring, docs.end());
   EXPECT_EQ(ring->type, "size, power of two, 4KiB..1GiB");
   EXPECT_EQ(ring->default_value, "\"1MiB\"");
+  auto aggregate = std::find_if(docs.begin(), docs.end(),
+                                [](const SettingDoc& d) { return d.key == "proxy.aggregate"; });
+  ASSERT_NE(aggregate, docs.end());
+  EXPECT_EQ(aggregate->type, "boolean");
+  EXPECT_EQ(aggregate->default_value, "true");
   EXPECT_EQ(docs.back().key, "nodes[].port");
   EXPECT_EQ(docs.back().default_value, "required");
 }

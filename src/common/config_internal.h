@@ -1,0 +1,66 @@
+// Private to src/common/config*.cc: the types of the settings table, shared by
+// the table itself (config_settings.cc: every setting, its range and doc, and
+// the checks that span several settings) and the TOML walk that applies it
+// (config.cc: parsing, `config show`, the docs table, unknown-key hints).
+//
+// Thread-safety: the tables are constant; the functions are pure.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "common/config.h"
+#include "common/status.h"
+
+namespace rampart::config_internal {
+
+enum class Kind {
+  kString,   // any string that passes `check`
+  kChoice,   // one of `choices`
+  kInteger,  // integer in [min, max]
+  kSize,     // integer bytes or "64MiB", in [min, max], maybe a power of two
+  kBool,     // TOML true or false
+};
+
+// The field a setting fills. A row's kind and field agree: kString and
+// kChoice fill a std::string, kBool a bool, kInteger and kSize an integer
+// wide enough for `max`.
+template <typename Target>
+using FieldRef =
+    std::variant<std::string& (*)(Target&), uint64_t& (*)(Target&), uint32_t& (*)(Target&),
+                 uint16_t& (*)(Target&), bool& (*)(Target&)>;
+
+// Returns what is wrong with a string value ("must not be empty"), or "".
+using StringCheck = std::string (*)(std::string_view value);
+
+template <typename Target>
+struct Setting {
+  std::string_view key;  // dotted path from the root of Target's table
+  Kind kind;
+  FieldRef<Target> field;
+  std::string_view doc;
+  uint64_t min = 0;  // kInteger, kSize
+  uint64_t max = 0;
+  bool power_of_two = false;  // kSize
+  std::span<const std::string_view> choices = {};  // kChoice
+  StringCheck check = nullptr;  // kString
+  bool required = false;  // no default: the key must be present
+};
+
+// Every cluster setting, grouped by section, sections in the order
+// `config show` prints them (so no top-level key may follow a table's).
+std::span<const Setting<ClusterConfig>> ClusterSettings();
+// The keys of one [[nodes]] entry.
+std::span<const Setting<NodeConfig>> NodeSettings();
+
+// The checks that involve more than one setting, run once the whole file is
+// applied: at least one node, the nodes' partition port ranges, and the
+// proxy's replicas and port against the nodes. InvalidArgument naming the
+// keys ("proxy.replicas is 3 but ..."), without the file name, which the
+// caller puts in front.
+Status CheckClusterConfig(const ClusterConfig& config);
+
+}  // namespace rampart::config_internal

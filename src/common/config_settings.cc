@@ -1,0 +1,363 @@
+// The settings table: every setting of the cluster file, its kind, range,
+// doc and the field it fills (one row each, like redis's config.c), and the
+// checks that span several settings. config.cc walks the TOML with it.
+#include <string>
+#include <string_view>
+
+#include "common/config_internal.h"
+#include "common/size.h"
+
+namespace rampart::config_internal {
+namespace {
+
+#define RAMPART_FIELD(Target, member) (+[](Target& t) -> auto& { return t.member; })
+
+std::string CheckClusterName(std::string_view name) {
+  if (name.empty()) return "must not be empty";
+  if (name.size() > 64) return "must be at most 64 characters";
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) return "may contain only letters, digits, '.', '_' and '-'";
+  }
+  return "";
+}
+
+std::string CheckHost(std::string_view host) {
+  if (host.empty()) return "must not be empty";
+  for (char c : host) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') return "must not contain whitespace";
+  }
+  return "";
+}
+
+constexpr std::string_view kBackends[] = {"ucx", "tcp"};
+constexpr std::string_view kGetModes[] = {"rpc", "ring", "read"};
+constexpr std::string_view kPutModes[] = {"rpc", "ring"};
+constexpr std::string_view kProxyIsolation[] = {"ramp", "none"};
+
+// Grouped by section, sections in the order `config show` prints them.
+const Setting<ClusterConfig> kClusterSettings[] = {
+    {.key = "cluster.name",
+     .kind = Kind::kString,
+     .field = RAMPART_FIELD(ClusterConfig, name),
+     .doc = "Names the cluster in logs and benchmark output. Letters, digits, `.`, `_` and `-`, "
+            "at most 64.",
+     .check = CheckClusterName},
+    {.key = "transport.backend",
+     .kind = Kind::kChoice,
+     .field = RAMPART_FIELD(ClusterConfig, transport.backend),
+     .doc = "The transport under all traffic. `ucx`: UCX (shared memory on one host, TCP across "
+            "hosts, RDMA where the hardware has it), with one-sided operations. `tcp`: plain "
+            "sockets, two-sided messages only, the baseline.",
+     .choices = kBackends},
+    {.key = "transport.max_message_size",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(ClusterConfig, transport.max_message_size),
+     .doc = "Largest message accepted, two-sided or over a message channel; larger ones are "
+            "refused.",
+     .min = kKiB,
+     .max = kGiB},
+    {.key = "transport.spin_us",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, transport.spin_us),
+     .doc = "Microseconds every poll loop spins before it blocks on its event fd. 0 blocks at "
+            "once; spinning longer cuts latency but takes CPU from neighbours.",
+     .min = 0,
+     .max = 1'000'000},
+    {.key = "transport.connect_timeout_ms",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, transport.connect_timeout_ms),
+     .doc = "Milliseconds connecting to a peer (and opening a message channel) may take.",
+     .min = 1,
+     .max = 3'600'000},
+    {.key = "transport.ring_bytes",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(ClusterConfig, transport.ring_bytes),
+     .doc = "The message ring of each connection and direction, in the receiver's registered "
+            "memory. Larger messages are split into fragments.",
+     .min = 4 * kKiB,
+     .max = kGiB,
+     .power_of_two = true},
+    {.key = "transport.registration_cache_bytes",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(ClusterConfig, transport.registration_cache_bytes),
+     .doc = "ucx only: bytes of user buffers the registration cache keeps registered after "
+            "their regions are destroyed, so registering them again costs nothing.",
+     .min = 0,
+     .max = 1024 * kGiB},
+    {.key = "transport.ucx.net_devices",
+     .kind = Kind::kString,
+     .field = RAMPART_FIELD(ClusterConfig, transport.ucx.net_devices),
+     .doc = "ucx only: `UCX_NET_DEVICES` unless the environment already sets it. `lo` keeps "
+            "127.0.0.1 traffic on loopback; empty leaves the choice to UCX."},
+    {.key = "transport.ucx.tls",
+     .kind = Kind::kString,
+     .field = RAMPART_FIELD(ClusterConfig, transport.ucx.tls),
+     .doc = "ucx only: `UCX_TLS` unless the environment already sets it; empty uses UCX's "
+            "default transports."},
+    {.key = "kv.partitions_per_node",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, kv.partitions_per_node),
+     .doc = "Partitions each node serves, one thread each; partition slot `s` of a node listens "
+            "on the node's port + `s`.",
+     .min = 1,
+     .max = 256},
+    {.key = "kv.arena_bytes",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(ClusterConfig, kv.arena_bytes),
+     .doc = "Registered version store of each partition. Its largest slot is min(arena / 4, "
+            "64MiB) and must hold a version of `max_key_bytes` + `max_value_bytes` + 64KiB of "
+            "metadata (checked when a kv-node starts).",
+     .min = kMiB,
+     .max = 1024 * kGiB},
+    {.key = "kv.grace_ms",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, kv.grace_ms),
+     .doc = "Milliseconds a superseded version stays readable by timestamp (RAMP repair reads) "
+            "before its slot is reclaimed.",
+     .min = 0,
+     .max = 3'600'000},
+    {.key = "kv.prepared_timeout_ms",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, kv.prepared_timeout_ms),
+     .doc = "Milliseconds a prepared version waits for its COMMIT before it is reclaimed (its "
+            "writer presumably died before committing anywhere).",
+     .min = 1,
+     .max = 86'400'000},
+    {.key = "kv.lock_timeout_ms",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, kv.lock_timeout_ms),
+     .doc = "Milliseconds an S2PL transaction may hold or wait for locks without activity before "
+            "they are broken (its client presumably died).",
+     .min = 1,
+     .max = 86'400'000},
+    {.key = "kv.max_key_bytes",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(ClusterConfig, kv.max_key_bytes),
+     .doc = "Largest key accepted; a request with a longer one gets an error reply.",
+     .min = 1,
+     .max = 64 * kKiB},
+    {.key = "kv.max_value_bytes",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(ClusterConfig, kv.max_value_bytes),
+     .doc = "Largest value accepted; a request with a longer one gets an error reply.",
+     .min = 0,
+     .max = 64 * kMiB},
+    {.key = "client.get",
+     .kind = Kind::kChoice,
+     .field = RAMPART_FIELD(ClusterConfig, client.get),
+     .doc = "How a client's first GET round reaches a partition: `rpc` two-sided messages, "
+            "`ring` GET+ over the message channel, `read` GET* one-sided reads of the slots "
+            "through an address cache (GET+ on a miss). `ring` and `read` need the ucx "
+            "transport.",
+     .choices = kGetModes},
+    {.key = "client.put",
+     .kind = Kind::kChoice,
+     .field = RAMPART_FIELD(ClusterConfig, client.put),
+     .doc = "How PREPARE/COMMIT reach a partition: `rpc` two-sided messages, `ring` PUT+ over "
+            "the message channel (ucx only).",
+     .choices = kPutModes},
+    {.key = "client.address_cache_entries",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, client.address_cache_entries),
+     .doc = "Slot addresses a GET* client caches (key, node, offset, gen, length); when full, "
+            "an arbitrary entry makes room.",
+     .min = 1,
+     .max = uint64_t{1} << 32},
+    {.key = "proxy.enabled",
+     .kind = Kind::kBool,
+     .field = RAMPART_FIELD(ClusterConfig, proxy.enabled),
+     .doc = "Whether `rampart up` starts a Redis-protocol proxy next to the kv-nodes; "
+            "`rampart proxy` runs one either way."},
+    {.key = "proxy.host",
+     .kind = Kind::kString,
+     .field = RAMPART_FIELD(ClusterConfig, proxy.host),
+     .doc = "Address the proxy listens on for Redis clients.",
+     .check = CheckHost},
+    {.key = "proxy.port",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, proxy.port),
+     .doc = "Port the proxy listens on. It may not be one of a node's partition ports on the "
+            "same host.",
+     .min = 1,
+     .max = 65535},
+    {.key = "proxy.workers",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, proxy.workers),
+     .doc = "Event-loop threads, each serving its share of the client connections. 0: one per "
+            "core.",
+     .min = 0,
+     .max = 64},
+    {.key = "proxy.aggregate",
+     .kind = Kind::kBool,
+     .field = RAMPART_FIELD(ClusterConfig, proxy.aggregate),
+     .doc = "Batch the commands of all client connections of a worker into one message per "
+            "backend partition per event-loop turn. `false` sends one message per command, for "
+            "comparison."},
+    {.key = "proxy.batch_max_commands",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, proxy.batch_max_commands),
+     .doc = "Most commands one event-loop turn takes before it sends its batches.",
+     .min = 1,
+     .max = 1'000'000},
+    {.key = "proxy.batch_wait_us",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, proxy.batch_wait_us),
+     .doc = "Microseconds a turn with fewer than `batch_max_commands` commands waits for more "
+            "before it sends. 0 sends at once.",
+     .min = 0,
+     .max = 1'000'000},
+    {.key = "proxy.replicas",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, proxy.replicas),
+     .doc = "Copies of every key (R), kept on R distinct nodes; at most the number of nodes.",
+     .min = 1,
+     .max = 8},
+    {.key = "proxy.vnodes",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, proxy.vnodes),
+     .doc = "Points per node on the consistent-hash ring that places keys on nodes; more points "
+            "spread keys more evenly.",
+     .min = 1,
+     .max = 4096},
+    {.key = "proxy.isolation",
+     .kind = Kind::kChoice,
+     .field = RAMPART_FIELD(ClusterConfig, proxy.isolation),
+     .doc = "`ramp`: the keys of one command are read and written as a read-atomic RAMP "
+            "transaction. `none`: plain reads and writes, to show that the read-atomic checker "
+            "catches fractured reads.",
+     .choices = kProxyIsolation},
+    {.key = "proxy.requirepass",
+     .kind = Kind::kString,
+     .field = RAMPART_FIELD(ClusterConfig, proxy.requirepass),
+     .doc = "Password clients must give with AUTH before any other command; empty: no AUTH "
+            "needed."},
+    {.key = "proxy.max_bulk_bytes",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(ClusterConfig, proxy.max_bulk_bytes),
+     .doc = "Largest bulk string of a request, like Redis's `proto-max-bulk-len`; a longer one "
+            "is a protocol error.",
+     .min = 1,
+     .max = 4 * kGiB},
+    {.key = "proxy.max_array_elements",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, proxy.max_array_elements),
+     .doc = "Most elements of one request array (a command and its arguments); more is a "
+            "protocol error.",
+     .min = 1,
+     .max = 2'147'483'647},
+    {.key = "proxy.max_inline_bytes",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(ClusterConfig, proxy.max_inline_bytes),
+     .doc = "Longest inline command line (a command sent as plain text, not as a RESP array).",
+     .min = kKiB,
+     .max = kGiB},
+    {.key = "proxy.max_clients",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, proxy.max_clients),
+     .doc = "Client connections accepted at once; one more gets `-ERR max number of clients "
+            "reached` and is closed.",
+     .min = 1,
+     .max = 1'000'000},
+    {.key = "proxy.timeout_ms",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, proxy.timeout_ms),
+     .doc = "Milliseconds one backend transaction may take before its client gets an error "
+            "reply.",
+     .min = 1,
+     .max = 3'600'000},
+};
+
+// The keys of one [[nodes]] entry.
+const Setting<NodeConfig> kNodeSettings[] = {
+    {.key = "id",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(NodeConfig, id),
+     .doc = "Unique id of the node.",
+     .min = 0,
+     .max = 65535,
+     .required = true},
+    {.key = "host",
+     .kind = Kind::kString,
+     .field = RAMPART_FIELD(NodeConfig, host),
+     .doc = "Host name or address the node listens on and its peers connect to.",
+     .check = CheckHost,
+     .required = true},
+    {.key = "port",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(NodeConfig, port),
+     .doc = "Port the node listens on. No two nodes share a host and port.",
+     .min = 1,
+     .max = 65535,
+     .required = true},
+};
+
+#undef RAMPART_FIELD
+
+}  // namespace
+
+std::span<const Setting<ClusterConfig>> ClusterSettings() { return kClusterSettings; }
+std::span<const Setting<NodeConfig>> NodeSettings() { return kNodeSettings; }
+
+namespace {
+
+// Every node listens on port .. port + kv.partitions_per_node - 1 (one port
+// per partition thread): those ranges must fit in 16 bits and must not
+// overlap on one host.
+Status CheckPartitionPorts(const ClusterConfig& config) {
+  const uint64_t n = config.kv.partitions_per_node;
+  for (size_t i = 0; i < config.nodes.size(); ++i) {
+    const NodeConfig& a = config.nodes[i];
+    if (a.port + n - 1 > 65535) {
+      return InvalidArgument("nodes[", i, "] ports ", a.port, "..", a.port + n - 1,
+                             " (kv.partitions_per_node = ", n, ") exceed 65535");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      const NodeConfig& b = config.nodes[j];
+      if (a.host == b.host && a.port < b.port + n && b.port < a.port + n) {
+        return InvalidArgument("nodes[", i, "] ports ", a.port, "..", a.port + n - 1,
+                               " overlap nodes[", j, "] ports ", b.port, "..", b.port + n - 1,
+                               " on ", a.host, " (each node uses kv.partitions_per_node = ", n,
+                               " ports from its port)");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// R copies on R distinct nodes need R nodes; the proxy's listening port must
+// not be a partition port of a node on the same host (hosts compare as
+// written: "localhost" and "127.0.0.1" are different hosts here).
+Status CheckProxy(const ClusterConfig& config) {
+  const ProxyConfig& proxy = config.proxy;
+  if (proxy.replicas > config.nodes.size()) {
+    return InvalidArgument("proxy.replicas is ", proxy.replicas, " but the cluster has ",
+                           config.nodes.size(), config.nodes.size() == 1 ? " node" : " nodes",
+                           " (every key is kept on proxy.replicas distinct nodes)");
+  }
+  const uint64_t n = config.kv.partitions_per_node;
+  for (size_t i = 0; i < config.nodes.size(); ++i) {
+    const NodeConfig& node = config.nodes[i];
+    if (node.host == proxy.host && node.port <= proxy.port && proxy.port < node.port + n) {
+      return InvalidArgument("proxy.host:proxy.port ", proxy.host, ":", proxy.port,
+                             " is one of nodes[", i, "] ports ", node.port, "..",
+                             node.port + n - 1, " on ", node.host,
+                             " (each node uses kv.partitions_per_node = ", n,
+                             " ports from its port)");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckClusterConfig(const ClusterConfig& config) {
+  if (config.nodes.empty()) {
+    return InvalidArgument("nodes: at least one [[nodes]] entry is required");
+  }
+  RAMPART_RETURN_IF_ERROR(CheckPartitionPorts(config));
+  return CheckProxy(config);
+}
+
+}  // namespace rampart::config_internal
