@@ -30,7 +30,9 @@ Result<std::unique_ptr<TimestampSource>> TimestampSource::Create(uint64_t client
   return std::make_unique<TimestampSource>(static_cast<uint32_t>(client_id), std::move(clock));
 }
 
-uint64_t TimestampSource::Next() {
+uint64_t TimestampSource::Next() { return NextAfter(kNoTimestamp); }
+
+uint64_t TimestampSource::NextAfter(uint64_t floor) {
   // Clamp the clock into the representable range: before the epoch counts as
   // the epoch; past 2093 the millisecond field saturates (and the sequence
   // keeps the values increasing).
@@ -48,6 +50,11 @@ uint64_t TimestampSource::Next() {
     uint64_t next = last == kNoTimestamp ? from_clock + kSeqStep * (from_clock == 0)
                                          : last + kSeqStep;
     if (from_clock > next) next = from_clock;
+    if (floor != kNoTimestamp && next <= floor) {
+      // The smallest value with our client id above `floor`.
+      next = (floor & ~uint64_t{kMaxTimestampClientId}) | client_id_;
+      if (next <= floor) next += kSeqStep;
+    }
     if (last_.compare_exchange_weak(last, next, std::memory_order_acq_rel,
                                     std::memory_order_relaxed)) {
       return next;

@@ -106,6 +106,9 @@ class TimestampSource {
   // A timestamp greater than every one this source returned before, with this
   // source's client id in the low bits: max(pack(now, 0, id), last + 1 seq).
   uint64_t Next();
+  // Next(), and greater than `floor` too (a write that must order after a
+  // version it read, whoever issued that version's timestamp).
+  uint64_t NextAfter(uint64_t floor);
 
   // The last value Next() returned, kNoTimestamp before the first call.
   uint64_t Last() const { return last_.load(std::memory_order_acquire); }

@@ -135,3 +135,27 @@ TEST(TimestampTest, TwoSourcesTwoThreadsEachNeverCollide) {
 
 }  // namespace
 }  // namespace rampart
+
+namespace rampart {
+namespace {
+
+TEST(TimestampTest, NextAfterOrdersAfterAnotherSourcesTimestamp) {
+  uint64_t now = kTimestampEpochUnixMs + 1000;
+  TimestampSource behind(3, [&] { return now; });
+  TimestampSource ahead(7, [&] { return now + 50; });
+  const uint64_t theirs = ahead.Next();
+  EXPECT_LT(behind.Next(), theirs);  // the clock alone would order it before
+  const uint64_t mine = behind.NextAfter(theirs);
+  EXPECT_GT(mine, theirs);
+  EXPECT_EQ(TimestampClientId(mine), 3u);
+  EXPECT_EQ(UnpackTimestamp(mine).ms, UnpackTimestamp(theirs).ms);  // the smallest step above
+  EXPECT_GT(behind.Next(), mine);  // and the source goes on from there
+  // A higher client id at the same (ms, seq) is already above.
+  TimestampSource high(9, [&] { return now; });
+  const uint64_t low_ts = PackTimestamp(UnpackTimestamp(theirs).ms + 5, 2, 1);
+  const uint64_t after = high.NextAfter(low_ts);
+  EXPECT_EQ(after, PackTimestamp(UnpackTimestamp(theirs).ms + 5, 2, 9));
+}
+
+}  // namespace
+}  // namespace rampart

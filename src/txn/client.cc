@@ -80,7 +80,7 @@ double Client::Stats::slot_fallback_rate() const {
 // ---------------------------------------------------------------------------
 
 Client::Impl::Impl(ClientOptions options, kv::Placement placement,
-                   std::unique_ptr<TimestampSource> ts, std::unique_ptr<transport::Fabric> fabric)
+                   std::shared_ptr<TimestampSource> ts, std::unique_ptr<transport::Fabric> fabric)
     : options_(std::move(options)),
       placement_(std::move(placement)),
       timestamps_(std::move(ts)),
@@ -469,7 +469,10 @@ Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Client::~Client() = default;
 
 Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
-  RAMPART_ASSIGN_OR_RETURN(auto timestamps, TimestampSource::Create(options.client_id));
+  std::shared_ptr<TimestampSource> timestamps = options.timestamps;
+  if (timestamps == nullptr) {
+    RAMPART_ASSIGN_OR_RETURN(timestamps, TimestampSource::Create(options.client_id));
+  }
   kv::Placement placement;
   if (options.placement.has_value()) {
     placement = *options.placement;

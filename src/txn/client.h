@@ -33,6 +33,7 @@
 
 #include "common/config.h"
 #include "common/status.h"
+#include "common/timestamp.h"
 #include "kv/placement.h"
 #include "kv/protocol.h"
 #include "transport/transport.h"
@@ -87,6 +88,10 @@ struct ClientOptions {
   // Goes into the low bits of every timestamp this client issues; unique per
   // live client in the cluster. 0..8191 (common/timestamp.h).
   uint32_t client_id = 0;
+  // When set, the client takes its timestamps from this source (and
+  // client_id is unused): the proxy's workers share one, so a write of one
+  // worker that follows another's in real time also has the later timestamp.
+  std::shared_ptr<TimestampSource> timestamps;
 
   // How long one phase (all partitions' replies) may take before the missing
   // partitions fail the call with kTimedOut. Default: 5 s.
@@ -122,9 +127,14 @@ struct BatchTxn {
   std::vector<PlacedRead> reads;
   std::vector<PlacedWrite> writes;
 
+  // Writes: the timestamp is greater than this one (a read-modify-write
+  // passes the read_ts of its read, so its write orders after what it read).
+  uint64_t after_ts = 0;
+
   // Results, set by RunBatch.
   Status status;
   std::vector<std::optional<std::string>> values;  // reads: values[i] for reads[i]
+  uint64_t read_ts = 0;  // reads: the newest timestamp among the versions read (tombstones too)
   // When status is Unavailable or TimedOut: a partition whose failure caused
   // it (the proxy reads from another replica next time); -1 otherwise.
   int failed_partition = -1;

@@ -3,6 +3,7 @@
 // first round and every write's PREPARE, round 2 the reads' repairs and the
 // writes' COMMITs; with `coalesce` the requests for one partition share one
 // message, and the reads of all transactions share one GET per partition.
+#include <algorithm>
 #include <unordered_map>
 
 #include "txn/client_impl.h"
@@ -58,6 +59,7 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
     t.status = Status::Ok();
     t.values.clear();
     t.failed_partition = -1;
+    t.read_ts = 0;
   }
   if (options_.isolation == Isolation::kS2pl) {
     for (BatchTxn& t : txns) t.status = InvalidArgument("RunBatch: isolation s2pl is not batched");
@@ -166,7 +168,7 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
     for (const PlacedWrite& pw : part.txn->writes) {
       write_ops[w].push_back(internal::WriteOp{pw.key, pw.value, pw.tombstone});
     }
-    part.ts = timestamps_->Next();
+    part.ts = timestamps_->NextAfter(part.txn->after_ts);
     part.two_rounds = ramp && part.groups.size() > 1;
     auto prepares = internal::BuildPrepareRequests(
         write_ops[w], part.groups, part.ts, part.two_rounds ? 0 : wire::kFlagCommitNow,
@@ -285,7 +287,9 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
     if (!part.txn->status.ok()) continue;
     part.txn->values.reserve(part.position.size());
     for (size_t p : part.position) {
-      part.txn->values.push_back(internal::VisibleValue(results[part.first + p]));
+      const wire::GetResult& r = results[part.first + p];
+      part.txn->values.push_back(internal::VisibleValue(r));
+      if (r.found) part.txn->read_ts = std::max(part.txn->read_ts, r.ts);
     }
   }
 }

@@ -47,7 +47,7 @@ enum class Route { kRpc, kRing };
 
 class Client::Impl {
  public:
-  Impl(ClientOptions options, kv::Placement placement, std::unique_ptr<TimestampSource> ts,
+  Impl(ClientOptions options, kv::Placement placement, std::shared_ptr<TimestampSource> ts,
        std::unique_ptr<transport::Fabric> fabric);
   ~Impl();
 
@@ -157,7 +157,7 @@ class Client::Impl {
 
   ClientOptions options_;
   kv::Placement placement_;
-  std::unique_ptr<TimestampSource> timestamps_;
+  std::shared_ptr<TimestampSource> timestamps_;  // maybe shared with other clients
   std::unique_ptr<transport::Fabric> fabric_;
   std::vector<Link> links_;                       // by partition
   std::unordered_map<uint64_t, Call*> inflight_;  // request id -> call in Exchange()
