@@ -121,6 +121,7 @@ int Main(int argc, char** argv) {
   RegisterRunCommand(app, ctx);
   RegisterKvNodeCommand(app, ctx);
   RegisterUpCommand(app, ctx);
+  RegisterProxyCommand(app, ctx);
   AddGlobalFlagsFooter(app);
 
   try {

@@ -1,5 +1,5 @@
 // rampart up: starts every node of the cluster file as a child process
-// (`rampart kv-node --id N`), waits until every partition port accepts a TCP
+// (`rampart kv-node --id N`) and the proxy (`rampart proxy`), waits until every partition port accepts a TCP
 // connection, prints what runs where and "ready", and stops everything on
 // SIGINT or SIGTERM.
 //
@@ -44,6 +44,8 @@ constexpr auto kReadyTimeout = std::chrono::seconds(20);
 constexpr auto kStopTimeout = std::chrono::seconds(5);
 
 struct Child {
+  std::string label;  // "node 3", "proxy"
+  std::vector<std::string> command;  // after the global flags: {"kv-node", "--id", "3"}
   uint32_t node_id = 0;
   std::string host;
   std::vector<uint32_t> partitions;
@@ -126,7 +128,7 @@ void StopAll(std::vector<Child>& children) {
   }
   for (Child& c : children) {
     if (!c.running) continue;
-    spdlog::warn("node {} (pid {}) did not stop within {} s; killing it", c.node_id, c.pid,
+    spdlog::warn("{} (pid {}) did not stop within {} s; killing it", c.label, c.pid,
                  std::chrono::duration_cast<std::chrono::seconds>(kStopTimeout).count());
     kill(c.pid, SIGKILL);
     waitpid(c.pid, &c.status, 0);
@@ -160,12 +162,22 @@ int RunUp(CommandContext& ctx) {
   std::vector<Child> children;
   for (const NodeConfig& node : config->nodes) {
     Child c;
+    c.label = StrCat("node ", node.id);
+    c.command = {"kv-node", "--id", std::to_string(node.id)};
     c.node_id = node.id;
     c.host = node.host;
     for (uint32_t p : placement->PartitionsOfNode(node.id)) {
       c.partitions.push_back(p);
       c.ports.push_back(placement->Address(p).port);
     }
+    children.push_back(std::move(c));
+  }
+  if (config->proxy.enabled) {
+    Child c;
+    c.label = "proxy";
+    c.command = {"proxy"};
+    c.host = config->proxy.host;
+    c.ports = {config->proxy.port};
     children.push_back(std::move(c));
   }
 
@@ -187,8 +199,8 @@ int RunUp(CommandContext& ctx) {
       args.push_back("--config");
       args.push_back(ctx.config_path);
     }
-    args.insert(args.end(), {"--log-level", ctx.log_level, "kv-node", "--id",
-                             std::to_string(c.node_id)});
+    args.insert(args.end(), {"--log-level", ctx.log_level});
+    args.insert(args.end(), c.command.begin(), c.command.end());
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -204,11 +216,11 @@ int RunUp(CommandContext& ctx) {
     if (pid < 0) {
       const int err = errno;
       StopAll(children);
-      return ReportFailure(InternalError("fork for node ", c.node_id, ": ", strerror(err)));
+      return ReportFailure(InternalError("fork for ", c.label, ": ", strerror(err)));
     }
     c.pid = pid;
     c.running = true;
-    spdlog::debug("node {}: started pid {}", c.node_id, pid);
+    spdlog::debug("{}: started pid {}", c.label, pid);
   }
 
   // Wait until every partition port accepts a connection.
@@ -216,7 +228,7 @@ int RunUp(CommandContext& ctx) {
   std::vector<bool> ready(children.size(), false);
   for (;;) {
     if (Child* dead = ReapExited(children)) {
-      std::fprintf(stderr, "rampart: node %u (pid %d) exited during start: %s\n", dead->node_id,
+      std::fprintf(stderr, "rampart: %s (pid %d) exited during start: %s\n", dead->label.c_str(),
                    static_cast<int>(dead->pid), DescribeStatus(dead->status).c_str());
       StopAll(children);
       return kExitFailure;
@@ -238,9 +250,9 @@ int RunUp(CommandContext& ctx) {
     if (Clock::now() >= deadline) {
       std::string waiting;
       for (size_t i = 0; i < children.size(); ++i) {
-        if (!ready[i]) waiting += (waiting.empty() ? "" : ", ") + std::to_string(children[i].node_id);
+        if (!ready[i]) waiting += (waiting.empty() ? "" : ", ") + children[i].label;
       }
-      std::fprintf(stderr, "rampart: node(s) %s not listening on all ports after %lld s; stopping\n",
+      std::fprintf(stderr, "rampart: %s not listening on all ports after %lld s; stopping\n",
                    waiting.c_str(),
                    static_cast<long long>(
                        std::chrono::duration_cast<std::chrono::seconds>(kReadyTimeout).count()));
@@ -256,30 +268,38 @@ int RunUp(CommandContext& ctx) {
   }
 
   for (const Child& c : children) {
+    if (c.label == "proxy") {
+      const uint32_t workers = config->proxy.workers != 0
+                                   ? config->proxy.workers
+                                   : std::max(1u, std::thread::hardware_concurrency());
+      std::printf("proxy: pid %d, %s:%u, %u workers, aggregation %s\n", static_cast<int>(c.pid),
+                  c.host.c_str(), c.ports[0], workers, config->proxy.aggregate ? "on" : "off");
+      continue;
+    }
     std::printf("node %u: pid %d, partitions %s on %s:%s over %s\n", c.node_id,
                 static_cast<int>(c.pid), JoinNumbers(c.partitions).c_str(), c.host.c_str(),
                 JoinNumbers(c.ports).c_str(), config->transport.backend.c_str());
   }
   std::printf("ready: cluster \"%s\", %zu nodes, %u partitions; Ctrl-C or SIGTERM stops it\n",
-              config->name.c_str(), children.size(), placement->partition_count());
+              config->name.c_str(), config->nodes.size(), placement->partition_count());
   std::fflush(stdout);
 
   for (;;) {
     const int sig = WaitSignal(signals, std::chrono::milliseconds(500));
     if (Child* dead = ReapExited(children)) {
-      std::fprintf(stderr, "rampart: node %u (pid %d) died: %s; stopping the cluster\n",
-                   dead->node_id, static_cast<int>(dead->pid),
+      std::fprintf(stderr, "rampart: %s (pid %d) died: %s; stopping the cluster\n",
+                   dead->label.c_str(), static_cast<int>(dead->pid),
                    DescribeStatus(dead->status).c_str());
       StopAll(children);
       return kExitFailure;
     }
     if (sig == SIGINT || sig == SIGTERM) {
-      spdlog::info("{} received; stopping {} nodes", sig == SIGINT ? "SIGINT" : "SIGTERM",
+      spdlog::info("{} received; stopping {} processes", sig == SIGINT ? "SIGINT" : "SIGTERM",
                    children.size());
       StopAll(children);
       for (const Child& c : children) {
         if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
-          spdlog::warn("node {} (pid {}) stopped with {}", c.node_id, c.pid,
+          spdlog::warn("{} (pid {}) stopped with {}", c.label, c.pid,
                        DescribeStatus(c.status));
         }
       }
@@ -295,10 +315,12 @@ int RunUp(CommandContext& ctx) {
 void RegisterUpCommand(CLI::App& app, CommandContext& ctx) {
   CLI::App* cmd = app.add_subcommand(
       "up",
-      "Start every node of the cluster file as a child process (`rampart kv-node --id N`), wait "
-      "until every partition port accepts connections (at most 20 s), print what runs where and "
-      "\"ready\"; SIGINT or SIGTERM stops all nodes (SIGTERM, SIGKILL after 5 s) and exits 0. "
-      "A node that fails to start or dies stops the cluster: exit 1. Nodes die with `up`.");
+      "Start every node of the cluster file as a child process (`rampart kv-node --id N`) and, "
+      "unless proxy.enabled is false, the Redis-protocol proxy (`rampart proxy`); wait until "
+      "every partition port and the proxy port accept connections (at most 20 s), print what "
+      "runs where and \"ready\"; SIGINT or SIGTERM stops them all (SIGTERM, SIGKILL after 5 s) "
+      "and exits 0. A process that fails to start or dies stops the cluster: exit 1. Children "
+      "die with `up`.");
   OnRun(cmd, ctx, [&ctx] { return RunUp(ctx); });
 }
 

@@ -1,0 +1,59 @@
+// The command table of the proxy: every Redis command it answers, its arity
+// and keys (Redis's conventions), what kind of work it is, and — for the data
+// commands — how it applies to a DataView.
+//
+// Kinds:
+//   kConnection  answered by the worker from the session alone (PING, AUTH,
+//                HELLO, CLIENT, COMMAND, CONFIG, SELECT, QUIT, ECHO)
+//   kTransaction MULTI, EXEC, DISCARD
+//   kRead        reads its keys; one read transaction
+//   kWrite       writes its keys under the proxy's locks; reads them first
+//                (read-modify-write) when NeedsRead says so
+//   kServer      whole-store work: DBSIZE, FLUSHDB, FLUSHALL, INFO
+//
+// Thread-safety: the table is immutable; Apply functions touch only their
+// arguments.
+#pragma once
+
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "proxy/data_view.h"
+#include "proxy/resp.h"
+
+namespace rampart::proxy {
+
+enum class CommandKind { kConnection, kTransaction, kRead, kWrite, kServer };
+
+using Args = std::span<const std::string_view>;  // args[0] is the command name
+
+struct CommandSpec {
+  std::string_view name;  // lower case
+  int arity;              // > 0: exactly; < 0: at least -arity (name included)
+  CommandKind kind;
+  // Keys: args[first_key], then every key_step-th up to last_key (< 0: from
+  // the end, -1 = the last argument). first_key 0: no keys.
+  int first_key = 0;
+  int last_key = 0;
+  int key_step = 1;
+  // kRead, kWrite: the command's effect. Writes its reply to `out`.
+  void (*apply)(Args args, DataView& data, resp::Writer& out) = nullptr;
+  // kWrite: whether the current values must be read first. nullptr: always.
+  bool (*needs_read)(Args args) = nullptr;
+};
+
+// The spec of a command name (any case), or nullptr.
+const CommandSpec* FindCommand(std::string_view name);
+// Every command, for COMMAND / COMMAND DOCS / COMMAND COUNT.
+std::span<const CommandSpec> AllCommands();
+
+// "" when args fit the arity, else the Redis error
+// "ERR wrong number of arguments for 'get' command".
+std::string CheckArity(const CommandSpec& spec, Args args);
+// The keys of a command (REQUIRES: arity checked). Views into args.
+std::vector<std::string_view> KeysOf(const CommandSpec& spec, Args args);
+// Whether a kWrite command reads its keys first.
+bool NeedsRead(const CommandSpec& spec, Args args);
+
+}  // namespace rampart::proxy

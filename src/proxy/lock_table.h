@@ -1,0 +1,48 @@
+// The proxy's lock table (seed 003's exclusive control at the proxy): every
+// command that writes a key holds the key's lock from before it reads the key
+// until its write is done, so read-modify-write commands (INCR, SET NX,
+// GETSET, HSET, ZADD ...) and plain writes of one key are serialized here and
+// no lock traffic reaches the kv-nodes.
+//
+// A fixed array of slots; a key locks slot XXH3(key) mod size. Two keys that
+// share a slot serialize each other, which is safe. Locks are taken all at
+// once or not at all (TryLock never waits), so no two holders can wait for
+// each other: there are no deadlocks, and a worker that fails to lock leaves
+// the command for its next event-loop turn.
+//
+// Thread-safety: every method may be called from any thread (CAS on atomics);
+// the workers of one proxy share one table. Several proxies do not share
+// locks (docs/proxy.md, "Several proxies").
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace rampart::proxy {
+
+class LockTable {
+ public:
+  // REQUIRES: slots is a power of two.
+  explicit LockTable(size_t slots = size_t{1} << 16);
+
+  // The distinct slots of `keys`, ascending: what TryLock takes.
+  std::vector<uint32_t> SlotsOf(std::span<const std::string_view> keys) const;
+
+  // Takes every slot of `slots` (distinct) or none. Returns whether it did.
+  bool TryLock(std::span<const uint32_t> slots);
+  // REQUIRES: the caller holds every slot of `slots` (from TryLock).
+  void Unlock(std::span<const uint32_t> slots);
+
+  // Slots held right now (for INFO and tests).
+  size_t HeldForTesting() const;
+
+ private:
+  std::unique_ptr<std::atomic<uint8_t>[]> slots_;
+  size_t mask_;
+};
+
+}  // namespace rampart::proxy

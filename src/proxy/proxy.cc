@@ -1,0 +1,82 @@
+#include "proxy/proxy.h"
+
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+#include "proxy/worker.h"
+
+namespace rampart::proxy {
+
+class Proxy::Impl {
+ public:
+  std::unique_ptr<SharedState> shared;
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<std::thread> threads;
+  bool waited = false;
+};
+
+Proxy::Proxy(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Proxy::~Proxy() {
+  Stop();
+  Wait();
+}
+
+Result<std::unique_ptr<Proxy>> Proxy::Start(const ClusterConfig& config,
+                                            const txn::ClientOptions& client) {
+  const ProxyConfig& pc = config.proxy;
+  if (pc.isolation != "ramp" && pc.isolation != "none") {
+    return InvalidArgument("proxy.isolation must be ramp or none, not \"", pc.isolation, "\"");
+  }
+  RAMPART_ASSIGN_OR_RETURN(
+      HashRing ring,
+      HashRing::Create(config.nodes, config.kv.partitions_per_node,
+                       RingOptions{.vnodes = pc.vnodes, .replicas = pc.replicas}));
+  auto impl = std::make_unique<Impl>();
+  impl->shared = std::make_unique<SharedState>(config, std::move(ring));
+  SharedState& shared = *impl->shared;
+  shared.limits.max_bulk_bytes = pc.max_bulk_bytes;
+  shared.limits.max_array_elements = pc.max_array_elements;
+  shared.limits.max_inline_bytes = pc.max_inline_bytes;
+  shared.started_ms = NowMs();
+  uint32_t n = pc.workers;
+  if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
+  shared.worker_count = n;
+
+  txn::ClientOptions options = client;
+  options.isolation = pc.isolation == "ramp" ? txn::Isolation::kRamp : txn::Isolation::kNone;
+  // One timestamp source for all workers: a write that follows another in
+  // real time (the lock table orders writes of a key) gets a later timestamp,
+  // whichever worker runs it.
+  RAMPART_ASSIGN_OR_RETURN(options.timestamps, TimestampSource::Create(client.client_id));
+  for (uint32_t i = 0; i < n; ++i) {
+    impl->workers.push_back(std::make_unique<Worker>(shared, i, options));
+    RAMPART_RETURN_IF_ERROR(impl->workers.back()->Listen());
+  }
+  auto proxy = std::unique_ptr<Proxy>(new Proxy(std::move(impl)));
+  for (auto& w : proxy->impl_->workers) {
+    std::promise<Status> ready;
+    std::future<Status> started = ready.get_future();
+    proxy->impl_->threads.emplace_back([&w, ready = std::move(ready)]() mutable { w->Run(std::move(ready)); });
+    Status s = started.get();
+    if (!s.ok()) return s;  // ~Proxy stops the workers already running
+  }
+  spdlog::info("proxy: {} workers on {}:{}, aggregation {}, isolation {}, {} replicas", n, pc.host,
+               pc.port, pc.aggregate ? "on" : "off", pc.isolation, pc.replicas);
+  return proxy;
+}
+
+void Proxy::Stop() {
+  for (auto& w : impl_->workers) w->Stop();
+}
+
+void Proxy::Wait() {
+  for (auto& t : impl_->threads) {
+    if (t.joinable()) t.join();
+  }
+}
+
+uint32_t Proxy::workers() const { return impl_->shared->worker_count; }
+
+}  // namespace rampart::proxy

@@ -1,0 +1,61 @@
+// One client connection of the proxy: its socket, its unparsed input, the
+// commands parsed but not yet started, its reply bytes not yet written, and
+// the connection state Redis keeps per client (AUTH, protocol version, name,
+// MULTI queue).
+//
+// Thread-safety: owned by the worker thread that accepted the connection.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "proxy/commands.h"
+
+namespace rampart::proxy {
+
+// A parsed command; owns its arguments (the input buffer moves on).
+struct Command {
+  std::vector<std::string> args;
+  const CommandSpec* spec = nullptr;  // nullptr: unknown command
+  // Not a command: the input could not be parsed. Answered with this error
+  // (Redis's "ERR Protocol error: ..." text) in order, then the connection closes.
+  std::string protocol_error;
+
+  // Views of args, for the Apply functions. Valid while the Command lives.
+  std::vector<std::string_view> Views() const { return {args.begin(), args.end()}; }
+};
+
+struct Session {
+  int fd = -1;
+  uint64_t id = 0;
+  std::string peer;  // "127.0.0.1:53422"
+  uint64_t connected_ms = 0;
+
+  std::string in;      // bytes received, from in_pos on not yet parsed
+  size_t in_pos = 0;
+  std::string out;     // reply bytes not yet written, from out_pos on
+  size_t out_pos = 0;
+  bool want_write = false;  // EPOLLOUT registered (the socket was full)
+
+  std::deque<Command> queue;  // parsed, waiting for a turn
+
+  int protocol = 2;
+  bool authenticated = false;
+  std::string name;
+  std::string lib_name, lib_version;
+
+  bool in_multi = false;
+  bool multi_failed = false;  // a command was refused while queueing: EXEC aborts
+  std::vector<Command> multi;
+
+  // Close once `out` is written (QUIT, a protocol error).
+  bool closing = false;
+  bool input_closed = false;  // EOF or error on read
+
+  bool HasOutput() const { return out_pos < out.size(); }
+};
+
+}  // namespace rampart::proxy

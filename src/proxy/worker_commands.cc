@@ -1,0 +1,366 @@
+// The commands a worker answers without touching data (PING, AUTH, HELLO,
+// CLIENT, COMMAND, CONFIG, SELECT, QUIT, ECHO) and the whole-store ones
+// (DBSIZE, FLUSHDB, FLUSHALL, INFO).
+#include <fnmatch.h>
+
+#include <cctype>
+
+#include "proxy/worker.h"
+
+namespace rampart::proxy {
+
+namespace {
+
+constexpr std::string_view kRedisVersion = "7.0.0";  // the protocol level we speak
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+std::string_view GroupOf(const CommandSpec& spec) {
+  const std::string_view n = spec.name;
+  if (spec.kind == CommandKind::kConnection) return "connection";
+  if (spec.kind == CommandKind::kTransaction) return "transactions";
+  if (spec.kind == CommandKind::kServer) return "server";
+  if (n[0] == 'h') return "hash";
+  if (n[0] == 'z') return "sorted-set";
+  if (n == "del" || n == "exists" || n == "expire" || n == "pexpire" || n == "persist" ||
+      n == "ttl" || n == "pttl" || n == "type") {
+    return "generic";
+  }
+  return "string";
+}
+
+// COMMAND's per-command entry: name, arity, flags, first key, last key, step.
+void CommandInfo(const CommandSpec& spec, resp::Writer& out) {
+  out.Array(6);
+  out.Bulk(spec.name);
+  out.Integer(spec.arity);
+  const bool write = spec.kind == CommandKind::kWrite || spec.name.starts_with("flush");
+  const bool read = spec.kind == CommandKind::kRead;
+  out.Array(write || read ? 1 : 0);
+  if (write) out.Simple("write");
+  if (read) out.Simple("readonly");
+  out.Integer(spec.first_key);
+  out.Integer(spec.last_key);
+  out.Integer(spec.first_key == 0 ? 0 : spec.key_step);
+}
+
+}  // namespace
+
+void Worker::ConnectionCommand(Session& s, const Command& c, std::string& reply) {
+  resp::Writer out(&reply);
+  out.SetProtocol(s.protocol);
+  const std::string_view name = c.spec->name;
+  const auto& a = c.args;
+  if (name == "ping") {
+    if (a.size() > 2) return out.Error("ERR wrong number of arguments for 'ping' command");
+    if (a.size() == 2) return out.Bulk(a[1]);
+    return out.Simple("PONG");
+  }
+  if (name == "echo") return out.Bulk(a[1]);
+  if (name == "quit") {
+    s.closing = true;
+    return out.Simple("OK");
+  }
+  if (name == "select") {
+    if (a[1] == "0") return out.Simple("OK");
+    return out.Error("ERR DB index is out of range");
+  }
+  if (name == "auth") {
+    if (a.size() > 3) return out.Error("ERR syntax error");
+    const std::string& pass = shared_.config.proxy.requirepass;
+    if (pass.empty()) {
+      return out.Error(
+          "ERR AUTH <password> called without any password configured for the default user. "
+          "Are you sure your configuration is correct?");
+    }
+    const bool user_ok = a.size() == 2 || a[1] == "default";
+    if (user_ok && a.back() == pass) {
+      s.authenticated = true;
+      return out.Simple("OK");
+    }
+    return out.Error("WRONGPASS invalid username-password pair or user is disabled.");
+  }
+  if (name == "hello") return Hello(s, c, out);
+  if (name == "client") return ClientCommand(s, c, out);
+  if (name == "command") return CommandCommand(c, out);
+  if (name == "config") return ConfigCommand(c, out);
+  out.Error(StrCat("ERR rampart: ", name, " is not handled"));
+}
+
+void Worker::Hello(Session& s, const Command& c, resp::Writer& out) {
+  const auto& a = c.args;
+  int protocol = s.protocol;
+  size_t n = 1;
+  if (a.size() >= 2) {
+    auto v = ParseInt64(a[1]);
+    if (!v.ok()) return out.Error("ERR Protocol version is not an integer or out of range");
+    if (*v != 2 && *v != 3) return out.Error("NOPROTO unsupported protocol version");
+    protocol = static_cast<int>(*v);
+    n = 2;
+  }
+  std::string name = s.name;
+  bool authenticated = s.authenticated;
+  for (; n < a.size(); ++n) {
+    const std::string opt = Lower(a[n]);
+    if (opt == "auth" && n + 2 < a.size()) {
+      const std::string& pass = shared_.config.proxy.requirepass;
+      if (pass.empty() || a[n + 1] != "default" || a[n + 2] != pass) {
+        return out.Error("WRONGPASS invalid username-password pair or user is disabled.");
+      }
+      authenticated = true;
+      n += 2;
+    } else if (opt == "setname" && n + 1 < a.size()) {
+      name = a[++n];
+    } else {
+      return out.Error(StrCat("ERR Syntax error in HELLO option '", a[n], "'"));
+    }
+  }
+  if (!authenticated) {
+    return out.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise "
+                     "the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the "
+                     "client and select the RESP protocol version at the same time");
+  }
+  s.authenticated = authenticated;
+  s.name = name;
+  s.protocol = protocol;
+  out.SetProtocol(protocol);
+  out.Map(7);
+  out.Bulk("server");
+  out.Bulk("redis");
+  out.Bulk("version");
+  out.Bulk(kRedisVersion);
+  out.Bulk("proto");
+  out.Integer(protocol);
+  out.Bulk("id");
+  out.Integer(static_cast<int64_t>(s.id));
+  out.Bulk("mode");
+  out.Bulk("standalone");
+  out.Bulk("role");
+  out.Bulk("master");
+  out.Bulk("modules");
+  out.Array(0);
+}
+
+void Worker::ClientCommand(Session& s, const Command& c, resp::Writer& out) {
+  const auto& a = c.args;
+  const std::string sub = Lower(a[1]);
+  auto describe = [&](const Session& x) {
+    return StrCat("id=", x.id, " addr=", x.peer, " laddr=", shared_.config.proxy.host, ":",
+                  shared_.config.proxy.port, " fd=", x.fd, " name=", x.name,
+                  " age=", (NowMs() - x.connected_ms) / 1000, " db=0 multi=",
+                  x.in_multi ? static_cast<int>(x.multi.size()) : -1, " resp=", x.protocol,
+                  " lib-name=", x.lib_name, " lib-ver=", x.lib_version, "\n");
+  };
+  if (sub == "setname" && a.size() == 3) {
+    for (char ch : a[2]) {
+      if (ch <= ' ' || ch > '~') {
+        return out.Error("ERR Client names cannot contain spaces, newlines or special characters.");
+      }
+    }
+    s.name = a[2];
+    return out.Simple("OK");
+  }
+  if (sub == "getname" && a.size() == 2) {
+    if (s.name.empty()) return out.Null();
+    return out.Bulk(s.name);
+  }
+  if (sub == "id" && a.size() == 2) return out.Integer(static_cast<int64_t>(s.id));
+  if (sub == "setinfo" && a.size() == 4) {
+    const std::string attr = Lower(a[2]);
+    if (attr == "lib-name") {
+      s.lib_name = a[3];
+    } else if (attr == "lib-ver") {
+      s.lib_version = a[3];
+    } else {
+      return out.Error(StrCat("ERR Unrecognized option '", a[2], "'"));
+    }
+    return out.Simple("OK");
+  }
+  if (sub == "info" && a.size() == 2) return out.Bulk(describe(s));
+  if (sub == "list") {
+    std::string all;
+    for (int fd : order_) all += describe(*sessions_.at(fd));
+    return out.Bulk(all);
+  }
+  if ((sub == "no-evict" || sub == "no-touch") && a.size() == 3) return out.Simple("OK");
+  out.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", a[1],
+                   "'. Try CLIENT HELP."));
+}
+
+void Worker::CommandCommand(const Command& c, resp::Writer& out) {
+  const auto& a = c.args;
+  const std::span<const CommandSpec> all = AllCommands();
+  if (a.size() == 1) {
+    out.Array(all.size());
+    for (const CommandSpec& spec : all) CommandInfo(spec, out);
+    return;
+  }
+  const std::string sub = Lower(a[1]);
+  if (sub == "count") return out.Integer(static_cast<int64_t>(all.size()));
+  if (sub == "info" || sub == "docs") {
+    std::vector<const CommandSpec*> specs;
+    if (a.size() == 2) {
+      for (const CommandSpec& spec : all) specs.push_back(&spec);
+    } else {
+      for (size_t n = 2; n < a.size(); ++n) specs.push_back(FindCommand(a[n]));
+    }
+    if (sub == "info") {
+      out.Array(specs.size());
+      for (const CommandSpec* spec : specs) {
+        if (spec == nullptr) {
+          out.NullArray();
+        } else {
+          CommandInfo(*spec, out);
+        }
+      }
+      return;
+    }
+    size_t known = 0;
+    for (const CommandSpec* spec : specs) known += spec != nullptr;
+    out.Map(known);
+    for (const CommandSpec* spec : specs) {
+      if (spec == nullptr) continue;
+      out.Bulk(spec->name);
+      out.Map(3);
+      out.Bulk("summary");
+      out.Bulk(StrCat("Redis ", spec->name, ", served by rampart"));
+      out.Bulk("since");
+      out.Bulk("1.0.0");
+      out.Bulk("group");
+      out.Bulk(GroupOf(*spec));
+    }
+    return;
+  }
+  if (sub == "list") {
+    out.Array(all.size());
+    for (const CommandSpec& spec : all) out.Bulk(spec.name);
+    return;
+  }
+  out.Error(StrCat("ERR unknown subcommand '", a[1], "'. Try COMMAND HELP."));
+}
+
+void Worker::ConfigCommand(const Command& c, resp::Writer& out) {
+  const auto& a = c.args;
+  const std::string sub = Lower(a[1]);
+  if (sub == "get" && a.size() >= 3) {
+    const ProxyConfig& pc = shared_.config.proxy;
+    const std::pair<std::string, std::string> params[] = {
+        {"save", ""},
+        {"appendonly", "no"},
+        {"databases", "1"},
+        {"maxmemory", "0"},
+        {"timeout", "0"},
+        {"port", std::to_string(pc.port)},
+        {"bind", pc.host},
+        {"maxclients", std::to_string(pc.max_clients)},
+        {"proto-max-bulk-len", std::to_string(pc.max_bulk_bytes)},
+        {"cluster-enabled", "no"},
+    };
+    std::vector<const std::pair<std::string, std::string>*> hits;
+    for (const auto& p : params) {
+      for (size_t n = 2; n < a.size(); ++n) {
+        if (fnmatch(Lower(a[n]).c_str(), p.first.c_str(), 0) == 0) {
+          hits.push_back(&p);
+          break;
+        }
+      }
+    }
+    out.Map(hits.size());
+    for (const auto* p : hits) {
+      out.Bulk(p->first);
+      out.Bulk(p->second);
+    }
+    return;
+  }
+  if (sub == "set") {
+    return out.Error("ERR rampart: CONFIG SET is not supported; the proxy takes its settings from "
+                     "the [proxy] section of the cluster file");
+  }
+  if (sub == "resetstat" && a.size() == 2) return out.Simple("OK");
+  out.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", a[1],
+                   "'. Try CONFIG HELP."));
+}
+
+void Worker::ServerCommand(Session& s, const Command& c, std::string& reply) {
+  resp::Writer out(&reply);
+  out.SetProtocol(s.protocol);
+  const std::string_view name = c.spec->name;
+  const auto& a = c.args;
+  auto keys = [&]() -> Result<uint64_t> {
+    RAMPART_ASSIGN_OR_RETURN(uint64_t copies, client_->CountKeys());
+    return copies / shared_.ring.replicas();  // every key lives on R partitions
+  };
+  if (name == "dbsize") {
+    auto n = keys();
+    if (!n.ok()) return FailReply(out, n.status());
+    return out.Integer(static_cast<int64_t>(*n));
+  }
+  if (name == "flushdb" || name == "flushall") {
+    if (a.size() > 2 || (a.size() == 2 && Lower(a[1]) != "async" && Lower(a[1]) != "sync")) {
+      return out.Error("ERR syntax error");
+    }
+    Status st = client_->FlushAll();
+    if (!st.ok()) return FailReply(out, st);
+    return out.Simple("OK");
+  }
+  // INFO [section ...]
+  std::string section = a.size() >= 2 ? Lower(a[1]) : "default";
+  std::optional<uint64_t> count;
+  if (section == "default" || section == "all" || section == "everything" || section == "keyspace") {
+    auto n = keys();
+    if (n.ok()) count = *n;
+  }
+  out.Bulk(Info(section, count));
+}
+
+void Worker::FailReply(resp::Writer& out, const Status& status) {
+  ++shared_.backend_errors;
+  out.Error(StrCat("ERR rampart: ", status.ToString()));
+}
+
+std::string Worker::Info(std::string_view section, std::optional<uint64_t> keys) {
+  const bool all = section == "default" || section == "all" || section == "everything";
+  const ProxyConfig& pc = shared_.config.proxy;
+  std::string text;
+  auto want = [&](std::string_view name) { return all || section == name; };
+  if (want("server")) {
+    text += StrCat("# Server\r\nredis_version:", kRedisVersion, "\r\nredis_mode:standalone\r\n",
+                   "rampart_cluster:", shared_.config.name, "\r\nos:Linux\r\narch_bits:64\r\n",
+                   "process_id:", getpid(), "\r\ntcp_port:", pc.port, "\r\nuptime_in_seconds:",
+                   (NowMs() - shared_.started_ms) / 1000, "\r\nexecutable:rampart proxy\r\n\r\n");
+  }
+  if (want("clients")) {
+    text += StrCat("# Clients\r\nconnected_clients:", shared_.connected.load(),
+                   "\r\nmaxclients:", pc.max_clients, "\r\n\r\n");
+  }
+  if (want("stats")) {
+    const uint64_t turns = shared_.turns.load();
+    const uint64_t txns = shared_.backend_transactions.load();
+    text += StrCat(
+        "# Stats\r\ntotal_connections_received:", shared_.connections_received.load(),
+        "\r\ntotal_commands_processed:", shared_.commands.load(),
+        "\r\nrejected_connections:", shared_.rejected_connections.load(),
+        "\r\nrampart_workers:", shared_.worker_count,
+        "\r\nrampart_aggregation:", pc.aggregate ? "on" : "off",
+        "\r\nrampart_isolation:", pc.isolation, "\r\nrampart_replicas:", shared_.ring.replicas(),
+        "\r\nrampart_turns:", turns, "\r\nrampart_backend_transactions:", txns,
+        "\r\nrampart_transactions_per_turn:",
+        turns == 0 ? 0.0 : static_cast<double>(txns) / static_cast<double>(turns),
+        "\r\nrampart_lock_waits:", shared_.lock_waits.load(),
+        "\r\nrampart_failovers:", shared_.failovers.load(),
+        "\r\nrampart_backend_errors:", shared_.backend_errors.load(), "\r\n\r\n");
+  }
+  if (want("replication")) text += "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n\r\n";
+  if (want("keyspace")) {
+    text += "# Keyspace\r\n";
+    if (keys.has_value() && *keys > 0) text += StrCat("db0:keys=", *keys, ",expires=0,avg_ttl=0\r\n");
+    text += "\r\n";
+  }
+  return text;
+}
+
+}  // namespace rampart::proxy
