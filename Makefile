@@ -11,7 +11,7 @@
 BUILD      ?= build/release
 ASAN_BUILD ?= build/asan
 # Test binaries also run under AddressSanitizer/UBSan (every layer with tests).
-ASAN_TESTS ?= common_test transport_test $(if $(wildcard src/kv/*_test.cc),kv_test) $(if $(wildcard src/txn/*_test.cc),txn_test)
+ASAN_TESTS ?= common_test transport_test kv_test txn_test proxy_test
 JOBS       ?= $(shell nproc)
 FUZZ_BUILD ?= build/fuzz
 FUZZ_TIME  ?= 30
