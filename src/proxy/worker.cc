@@ -196,14 +196,14 @@ void Worker::ReadFrom(Session& s) {
       s.in.clear();
       s.in_pos = 0;
     }
-    const size_t old = s.in.size();
-    s.in.resize(old + kReadChunk);
-    ssize_t got = ::read(s.fd, s.in.data() + old, kReadChunk);
-    s.in.resize(old + (got > 0 ? static_cast<size_t>(got) : 0));
+    // Into the worker's scratch buffer, then appended: growing `in` by a
+    // chunk first would zero 64 KiB per read.
+    ssize_t got = ::read(s.fd, read_buffer_.data(), read_buffer_.size());
     if (got > 0) {
+      s.in.append(read_buffer_.data(), static_cast<size_t>(got));
       budget -= std::min(budget, static_cast<size_t>(got));
       Parse(s);
-      if (static_cast<size_t>(got) < kReadChunk) break;
+      if (static_cast<size_t>(got) < read_buffer_.size()) break;
       continue;
     }
     if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;

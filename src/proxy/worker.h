@@ -112,6 +112,7 @@ class Worker {
   size_t next_first_ = 0;         // rotates the session a turn starts with
   std::vector<uint64_t> down_until_ms_;  // per partition: read from another replica until
   bool blocked_on_locks_ = false;
+  std::vector<char> read_buffer_ = std::vector<char>(64 << 10);
 };
 
 // Milliseconds since the Unix epoch (wall clock: expiry times).

@@ -195,6 +195,53 @@ TEST_P(BatchTest, CountKeysAndFlushAll) {
   EXPECT_EQ(get[0].values, std::vector<std::optional<std::string>>(6, std::nullopt));
 }
 
+// Coalesced, the write sets of a batch commit as a group at one timestamp
+// (clashing ones apart); every set is still read whole, and clashing sets
+// both commit.
+TEST_P(BatchTest, GroupedWriteSetsAreEachReadWhole) {
+  constexpr uint32_t kNodes = 3;
+  LocalCluster cluster(kNodes, 5000, backend);
+  std::atomic<bool> done{false};
+  auto group = [](int g) {
+    std::vector<std::string> keys;
+    for (int k = 0; k < 4; ++k) keys.push_back("s" + std::to_string(g) + "." + std::to_string(k));
+    return keys;
+  };
+  std::thread writer([&] {
+    auto client = cluster.Connect(GetMode::kRpc, PutMode::kRpc);
+    ASSERT_NE(client, nullptr);
+    for (int seq = 1; seq <= 300; ++seq) {
+      std::vector<BatchTxn> batch;
+      for (int g = 0; g < 6; ++g) batch.push_back(WriteTxn(group(g), std::to_string(seq), kNodes, 2));
+      batch.push_back(WriteTxn(group(0), "x" + std::to_string(seq), kNodes, 2));  // clashes
+      client->RunBatch(batch, coalesce);
+      for (const auto& t : batch) ASSERT_TRUE(t.status.ok()) << t.status.ToString();
+    }
+    done = true;
+  });
+  auto client = cluster.Connect(GetMode::kRpc, PutMode::kRpc);
+  ASSERT_NE(client, nullptr);
+  uint64_t reads = 0, fractured = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!done && std::chrono::steady_clock::now() < deadline) {
+    std::vector<BatchTxn> batch;
+    for (int g = 0; g < 6; ++g) batch.push_back(ReadTxn(group(g), kNodes, g % 2));
+    client->RunBatch(batch, coalesce);
+    for (const auto& t : batch) {
+      ASSERT_TRUE(t.status.ok()) << t.status.ToString();
+      ++reads;
+      for (const auto& v : t.values) fractured += v != t.values[0];
+    }
+  }
+  writer.join();
+  EXPECT_GT(reads, 50u);
+  EXPECT_EQ(fractured, 0u) << "of " << reads << " reads";
+  std::vector<BatchTxn> last{ReadTxn(group(0), kNodes), ReadTxn(group(5), kNodes)};
+  client->RunBatch(last, coalesce);
+  EXPECT_TRUE(last[0].values[0] == "300" || last[0].values[0] == "x300") << *last[0].values[0];
+  EXPECT_EQ(last[1].values, std::vector<std::optional<std::string>>(4, "300"));
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, BatchTest,
                          ::testing::Combine(::testing::Values("tcp", "ucx"), ::testing::Bool()),
                          [](const auto& info) {

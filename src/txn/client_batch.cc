@@ -4,6 +4,8 @@
 // writes' COMMITs; with `coalesce` the requests for one partition share one
 // message, and the reads of all transactions share one GET per partition.
 #include <algorithm>
+#include <list>
+#include <set>
 #include <unordered_map>
 
 #include "txn/client_impl.h"
@@ -25,10 +27,19 @@ struct ReadPart {
   std::vector<size_t> position;   // reads[i] -> first + position[i]
 };
 
-// A write transaction's groups and timestamp.
-struct WritePart {
-  BatchTxn* txn = nullptr;
+// Write sets that commit at one timestamp: one transaction, or with
+// coalescing a group commit of many (each item keeps its own transaction's
+// sibling metadata, so readers repair exactly as for the single ones; the
+// group becomes visible at once, which read atomicity allows for concurrent
+// transactions).
+struct WriteUnit {
+  std::vector<BatchTxn*> members;
+  std::vector<internal::WriteOp> ops;
+  std::vector<std::string> siblings;   // per op
+  std::vector<uint32_t> partitions;    // per op
+  std::set<std::pair<std::string_view, uint32_t>> placed;  // (key, partition) of ops
   std::vector<PartitionGroup> groups;
+  uint64_t after_ts = 0;
   uint64_t ts = 0;
   bool two_rounds = false;  // PREPARE then COMMIT (else committed in round 1)
 };
@@ -40,6 +51,54 @@ void Fail(BatchTxn& txn, const Status& status, uint32_t partition) {
   if (status.code() == StatusCode::kUnavailable || status.code() == StatusCode::kTimedOut) {
     txn.failed_partition = static_cast<int>(partition);
   }
+}
+
+void FailUnit(const WriteUnit& unit, const Status& status, uint32_t partition) {
+  for (BatchTxn* t : unit.members) Fail(*t, status, partition);
+}
+
+// Checks a write transaction and adds it to a unit: with coalescing to the
+// batch's group of its kind (one round or two) unless a (key, partition) of
+// it is in that group already, else to a unit of its own.
+void PlanWrite(BatchTxn& t, bool ramp, bool coalesce, std::list<WriteUnit>& units) {
+  std::set<uint32_t> partitions;
+  std::set<std::pair<std::string_view, uint32_t>> placed;
+  for (const PlacedWrite& w : t.writes) {
+    partitions.insert(w.partition);
+    if (!placed.emplace(w.key, w.partition).second) {
+      t.status = InvalidArgument("RunBatch: key \"", w.key, "\" written twice on partition ",
+                                 w.partition);
+      return;
+    }
+  }
+  const bool two_rounds = ramp && partitions.size() > 1;
+  WriteUnit* unit = nullptr;
+  if (coalesce) {
+    for (WriteUnit& u : units) {
+      if (u.two_rounds != two_rounds) continue;
+      bool clash = false;
+      for (const auto& kp : placed) clash = clash || u.placed.count(kp) > 0;
+      if (!clash) {
+        unit = &u;
+        break;
+      }
+    }
+  }
+  if (unit == nullptr) {
+    unit = &units.emplace_back();
+    unit->two_rounds = two_rounds;
+  }
+  std::vector<internal::WriteOp> ops;
+  for (const PlacedWrite& w : t.writes) ops.push_back(internal::WriteOp{w.key, w.value, w.tombstone});
+  std::vector<std::string> siblings = internal::WriteSetSiblings(ops);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    unit->ops.push_back(ops[i]);
+    unit->siblings.push_back(std::move(siblings[i]));
+    unit->partitions.push_back(t.writes[i].partition);
+  }
+  unit->placed.insert(placed.begin(), placed.end());
+  unit->after_ts = std::max(unit->after_ts, t.after_ts);
+  unit->members.push_back(&t);
 }
 
 // Moves the requests of `built` (over a sub-list whose index j is
@@ -73,7 +132,7 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
   std::vector<uint32_t> partitions;
   std::vector<ReadPart*> owner;  // combined index -> its transaction
   std::vector<ReadPart> reads;
-  std::vector<WritePart> writes;
+  std::list<WriteUnit> units;  // stable addresses: requests point at their unit
   reads.reserve(txns.size());
   for (BatchTxn& t : txns) {
     if (!t.reads.empty() && !t.writes.empty()) {
@@ -95,23 +154,7 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
         part.position.push_back(it->second);
       }
     } else if (!t.writes.empty()) {
-      WritePart& part = writes.emplace_back();
-      part.txn = &t;
-      std::vector<uint32_t> where;
-      where.reserve(t.writes.size());
-      for (const PlacedWrite& w : t.writes) where.push_back(w.partition);
-      part.groups = internal::GroupByPartition(where);
-      for (const PartitionGroup& g : part.groups) {
-        for (size_t a = 0; a < g.indices.size(); ++a) {
-          for (size_t b = a + 1; b < g.indices.size(); ++b) {
-            if (t.writes[g.indices[a]].key == t.writes[g.indices[b]].key) {
-              t.status = InvalidArgument("RunBatch: key \"", t.writes[g.indices[a]].key,
-                                         "\" written twice on partition ", g.partition);
-            }
-          }
-        }
-      }
-      if (!t.status.ok()) writes.pop_back();
+      PlanWrite(t, ramp, coalesce, units);
     }
   }
   for (ReadPart& part : reads) {
@@ -161,21 +204,16 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
     }
   }
   const size_t get_count = round1.size();
-  std::vector<std::vector<internal::WriteOp>> write_ops(writes.size());
-  std::vector<WritePart*> request_writer;  // round-1 request (after the GETs) -> its write
-  for (size_t w = 0; w < writes.size(); ++w) {
-    WritePart& part = writes[w];
-    for (const PlacedWrite& pw : part.txn->writes) {
-      write_ops[w].push_back(internal::WriteOp{pw.key, pw.value, pw.tombstone});
-    }
-    part.ts = timestamps_->NextAfter(part.txn->after_ts);
-    part.two_rounds = ramp && part.groups.size() > 1;
+  std::vector<WriteUnit*> request_unit;  // round-1 request (after the GETs) -> its write unit
+  for (WriteUnit& unit : units) {
+    unit.groups = internal::GroupByPartition(unit.partitions);
+    unit.ts = timestamps_->NextAfter(unit.after_ts);
     auto prepares = internal::BuildPrepareRequests(
-        write_ops[w], part.groups, part.ts, part.two_rounds ? 0 : wire::kFlagCommitNow,
-        TakeIds(part.groups.size()));
+        unit.ops, unit.siblings, unit.groups, unit.ts,
+        unit.two_rounds ? 0 : wire::kFlagCommitNow, TakeIds(unit.groups.size()));
     for (OutgoingRequest& req : prepares) {
       round1.push_back(std::move(req));
-      request_writer.push_back(&part);
+      request_unit.push_back(&unit);
     }
   }
   std::vector<Route> routes(round1.size(), WriteRoute());
@@ -190,7 +228,7 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
     if (r < get_count) {
       for (size_t i : round1[r].indices) Fail(*owner[i]->txn, calls[r].status, calls[r].partition);
     } else {
-      Fail(*request_writer[r - get_count]->txn, calls[r].status, calls[r].partition);
+      FailUnit(*request_unit[r - get_count], calls[r].status, calls[r].partition);
     }
   }
 
@@ -240,13 +278,14 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
     }
   }
   const size_t repair_count = round2.size();
-  std::vector<WritePart*> commit_writer;
-  for (WritePart& part : writes) {
-    if (!part.two_rounds || !part.txn->status.ok()) continue;  // a failed PREPARE never commits
+  std::vector<WriteUnit*> commit_unit;
+  for (WriteUnit& unit : units) {
+    // A failed PREPARE never commits (the unit's members failed together).
+    if (!unit.two_rounds || !unit.members[0]->status.ok()) continue;
     for (OutgoingRequest& req :
-         internal::BuildCommitRequests(part.groups, part.ts, TakeIds(part.groups.size()))) {
+         internal::BuildCommitRequests(unit.groups, unit.ts, TakeIds(unit.groups.size()))) {
       round2.push_back(std::move(req));
-      commit_writer.push_back(&part);
+      commit_unit.push_back(&unit);
     }
   }
   if (!round2.empty()) {
@@ -257,7 +296,7 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
       const Call& call = calls[r];
       if (r >= repair_count) {
         // Committed on some partitions at most: readers repair the rest.
-        if (!call.status.ok()) Fail(*commit_writer[r - repair_count]->txn, call.status, call.partition);
+        if (!call.status.ok()) FailUnit(*commit_unit[r - repair_count], call.status, call.partition);
         continue;
       }
       for (size_t j = 0; j < round2[r].indices.size(); ++j) {

@@ -89,10 +89,7 @@ std::vector<OutgoingRequest> BuildRepairRequests(std::span<const std::string_vie
   return out;
 }
 
-std::vector<OutgoingRequest> BuildPrepareRequests(std::span<const WriteOp> writes,
-                                                  std::span<const PartitionGroup> groups,
-                                                  uint64_t ts, uint8_t flags,
-                                                  uint64_t first_request_id) {
+std::vector<std::string> WriteSetSiblings(std::span<const WriteOp> writes) {
   // Siblings of item i = every other key of the write set (Algorithm 1, l.7:
   // metadata = K_tx - {k}), each once although replicas repeat it. Quadratic
   // in the write-set size, which is small (a transaction, not a bulk load);
@@ -120,6 +117,22 @@ std::vector<OutgoingRequest> BuildPrepareRequests(std::span<const WriteOp> write
       siblings[i] = wire::EncodeKeyList(others);
     }
   }
+  return siblings;
+}
+
+std::vector<OutgoingRequest> BuildPrepareRequests(std::span<const WriteOp> writes,
+                                                  std::span<const PartitionGroup> groups,
+                                                  uint64_t ts, uint8_t flags,
+                                                  uint64_t first_request_id) {
+  const std::vector<std::string> siblings = WriteSetSiblings(writes);
+  return BuildPrepareRequests(writes, siblings, groups, ts, flags, first_request_id);
+}
+
+std::vector<OutgoingRequest> BuildPrepareRequests(std::span<const WriteOp> writes,
+                                                  std::span<const std::string> siblings,
+                                                  std::span<const PartitionGroup> groups,
+                                                  uint64_t ts, uint8_t flags,
+                                                  uint64_t first_request_id) {
   std::vector<OutgoingRequest> out;
   out.reserve(groups.size());
   std::vector<wire::PrepareItemIn> items;

@@ -87,6 +87,19 @@ std::vector<OutgoingRequest> BuildPrepareRequests(std::span<const WriteOp> write
                                                   uint64_t ts, uint8_t flags,
                                                   uint64_t first_request_id);
 
+// The RAMP-Fast metadata of a write set: for item i the KeyList encoding of
+// every other distinct key (replicas repeat a key; it is named once).
+std::vector<std::string> WriteSetSiblings(std::span<const WriteOp> writes);
+
+// BuildPrepareRequests with the siblings of every item given: a group commit
+// of several write sets at one timestamp keeps each set's own metadata.
+// REQUIRES: siblings.size() == writes.size(); no key twice in one group.
+std::vector<OutgoingRequest> BuildPrepareRequests(std::span<const WriteOp> writes,
+                                                  std::span<const std::string> siblings,
+                                                  std::span<const PartitionGroup> groups,
+                                                  uint64_t ts, uint8_t flags,
+                                                  uint64_t first_request_id);
+
 // COMMIT(ts) to each group's partition (indices copied for error reporting).
 std::vector<OutgoingRequest> BuildCommitRequests(std::span<const PartitionGroup> groups,
                                                  uint64_t ts, uint64_t first_request_id);
