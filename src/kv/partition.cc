@@ -59,17 +59,23 @@ Status Partition::Prepare(uint64_t ts, std::span<const PrepareItem> items,
   }
 
   // Write the slots; on failure free this call's slots and touch nothing else.
-  std::vector<std::pair<size_t, SlotRef>> written;
+  struct Written {
+    size_t item;
+    SlotRef slot;
+    KeyEntry* entry;  // nullptr: a new key (elements of index_ never move)
+  };
+  std::vector<Written> written;
   written.reserve(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
     const PrepareItem& item = items[i];
     auto it = index_.find(item.key);
-    if (it != index_.end() && it->second.versions.contains(ts)) continue;  // re-prepare
+    KeyEntry* entry = it == index_.end() ? nullptr : &it->second;
+    if (entry != nullptr && entry->versions.contains(ts)) continue;  // re-prepare
     const std::string_view value = item.tombstone ? std::string_view() : item.value;
     Result<SlotRef> ref =
         arena_.Allocate(SlotBytes(item.key.size(), value.size(), item.metadata.size()));
     if (!ref.ok()) {
-      for (const auto& [unused, r] : written) arena_.Free(r);
+      for (const Written& w : written) arena_.Free(w.slot);
       return ref.status().WithContext(
           StrCat("prepare ts ", ts, " (", items.size(), " keys, nothing written)"));
     }
@@ -79,7 +85,7 @@ Status Partition::Prepare(uint64_t ts, std::span<const PrepareItem> items,
                                             .key = item.key,
                                             .value = value,
                                             .metadata = item.metadata});
-    written.emplace_back(i, *ref);
+    written.push_back(Written{i, *ref, entry});
   }
   if (written.empty()) return Status::Ok();
 
@@ -89,11 +95,12 @@ Status Partition::Prepare(uint64_t ts, std::span<const PrepareItem> items,
     pit->second.prepared_at = now;
     prepare_deadlines_.emplace(now + options_.prepared_timeout, ts);
   }
-  for (const auto& [i, ref] : written) {
-    auto it = index_.find(items[i].key);
-    if (it == index_.end()) it = index_.emplace(std::string(items[i].key), KeyEntry{}).first;
-    it->second.versions.emplace(ts, Version{ref, false, items[i].tombstone});
-    pit->second.keys.emplace_back(items[i].key);
+  for (const Written& w : written) {
+    const PrepareItem& item = items[w.item];
+    KeyEntry* entry = w.entry;
+    if (entry == nullptr) entry = &index_.try_emplace(std::string(item.key)).first->second;
+    entry->versions.emplace(ts, Version{w.slot, false, item.tombstone});
+    pit->second.keys.emplace_back(item.key);
     ++versions_;
   }
   return Status::Ok();
@@ -124,7 +131,7 @@ Status Partition::Commit(uint64_t ts, Clock::time_point now) {
           was_live = !old->second.tombstone;
           std::byte* old_slot = arena_.At(old->second.slot);
           StoreSlotFlags(old_slot, LoadSlotFlags(old_slot) & ~kSlotValid);
-          reclaim_queue_.emplace(reclaim_at, ReclaimItem{key, old->first, old->second.slot});
+          reclaim_queue_.emplace_back(reclaim_at, ReclaimItem{key, old->first, old->second.slot});
         }
       }
       entry.latest_commit = ts;
@@ -132,7 +139,7 @@ Status Partition::Commit(uint64_t ts, Clock::time_point now) {
     } else {
       // Committed behind the latest: readable by ts for the grace period.
       StoreSlotFlags(slot, flags);
-      reclaim_queue_.emplace(reclaim_at, ReclaimItem{key, ts, v.slot});
+      reclaim_queue_.emplace_back(reclaim_at, ReclaimItem{key, ts, v.slot});
     }
   }
   pending_.erase(pit);
@@ -171,9 +178,9 @@ size_t Partition::Flush() {
 
 size_t Partition::Gc(Clock::time_point now) {
   size_t n = 0;
-  while (!reclaim_queue_.empty() && reclaim_queue_.begin()->first <= now) {
-    auto node = reclaim_queue_.extract(reclaim_queue_.begin());
-    const ReclaimItem& item = node.mapped();
+  while (!reclaim_queue_.empty() && reclaim_queue_.front().first <= now) {
+    const ReclaimItem item = std::move(reclaim_queue_.front().second);
+    reclaim_queue_.pop_front();
     auto it = index_.find(item.key);
     if (it == index_.end()) continue;
     auto vit = it->second.versions.find(item.ts);

@@ -55,6 +55,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <span>
@@ -228,7 +229,9 @@ class Partition {
   Index index_;
   std::unordered_map<uint64_t, Pending> pending_;               // ts -> prepared keys
   std::multimap<Clock::time_point, uint64_t> prepare_deadlines_;  // -> ts
-  std::multimap<Clock::time_point, ReclaimItem> reclaim_queue_;
+  // In the order versions were superseded: due times only grow (a caller
+  // whose clock steps back only delays reclaiming, never hastens it).
+  std::deque<std::pair<Clock::time_point, ReclaimItem>> reclaim_queue_;
   uint64_t versions_ = 0;
   uint64_t reclaimed_ = 0;
   uint64_t expired_prepares_ = 0;
