@@ -45,6 +45,9 @@ Result<SetOptions> ParseSetOptions(Args args, uint64_t now_ms) {
         return InvalidArgument("ERR invalid expire time in 'set' command");
       }
       const uint64_t ms = static_cast<uint64_t>(*v) * (seconds ? 1000 : 1);
+      if (!absolute && ms > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) - now_ms) {
+        return InvalidArgument("ERR invalid expire time in 'set' command");
+      }
       o.expire_at_ms = absolute ? ms : now_ms + ms;
       has_expiry = true;
     } else {
@@ -210,16 +213,24 @@ void Ttl(Args args, DataView& data, resp::Writer& out) {
   if ((*v)->expire_at_ms == 0) return out.Integer(-1);
   const int64_t left_ms = static_cast<int64_t>((*v)->expire_at_ms - data.now_ms());
   const bool seconds = std::tolower(static_cast<unsigned char>(args[0][0])) == 't';
-  out.Integer(seconds ? (left_ms + 500) / 1000 : left_ms);
+  out.Integer(seconds ? left_ms / 1000 + (left_ms % 1000 >= 500 ? 1 : 0) : left_ms);
 }
 
 void Expire(Args args, DataView& data, resp::Writer& out) {
   auto amount = ParseInt64(args[2]);
   if (ReplyIfError(amount.status(), out)) return;
+  const bool seconds = std::tolower(static_cast<unsigned char>(args[0][0])) == 'e';
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const int64_t now = static_cast<int64_t>(data.now_ms());
+  // As Redis: a ttl whose milliseconds or deadline do not fit int64 is refused.
+  if ((seconds && (*amount > kMax / 1000 || *amount < -(kMax / 1000))) ||
+      (!seconds ? *amount : *amount * 1000) > kMax - now) {
+    return out.Error(StrCat("ERR invalid expire time in '", seconds ? "expire" : "pexpire",
+                            "' command"));
+  }
   auto v = data.Find(args[1]);
   if (ReplyIfError(v.status(), out)) return;
   if (!v->has_value()) return out.Integer(0);
-  const bool seconds = std::tolower(static_cast<unsigned char>(args[0][0])) == 'e';
   const int64_t ms = seconds ? *amount * 1000 : *amount;
   if (ms <= 0) {
     data.Delete(args[1]);  // Redis: a non-positive ttl deletes the key
