@@ -74,14 +74,23 @@ bool SetNeedsRead(Args args) {
   return false;
 }
 
-void Get(Args args, DataView& data, resp::Writer& out) {
-  auto v = FindString(data, args[1]);
-  if (ReplyIfError(v.status(), out)) return;
-  if (v->has_value()) {
-    out.Bulk((*v)->payload);
+namespace {
+
+// A string value as a bulk reply, nil when absent.
+void ReplyValue(const std::optional<StoredValue>& v, resp::Writer& out) {
+  if (v.has_value()) {
+    out.Bulk(v->payload);
   } else {
     out.Null();
   }
+}
+
+}  // namespace
+
+void Get(Args args, DataView& data, resp::Writer& out) {
+  auto v = FindString(data, args[1]);
+  if (ReplyIfError(v.status(), out)) return;
+  ReplyValue(*v, out);
 }
 
 void Set(Args args, DataView& data, resp::Writer& out) {
@@ -95,13 +104,7 @@ void Set(Args args, DataView& data, resp::Writer& out) {
     old = *found;
   }
   const bool apply = !(options->nx && old.has_value()) && !(options->xx && !old.has_value());
-  if (options->get) {  // before Put: `old` views the entry Put replaces
-    if (old.has_value()) {
-      out.Bulk(old->payload);
-    } else {
-      out.Null();
-    }
-  }
+  if (options->get) ReplyValue(old, out);  // before Put: `old` views the entry Put replaces
   if (apply) {
     uint64_t expire = options->expire_at_ms;
     if (options->keep_ttl && old.has_value()) expire = old->expire_at_ms;
@@ -192,11 +195,7 @@ void IncrBy(Args args, DataView& data, resp::Writer& out) {
 void GetSet(Args args, DataView& data, resp::Writer& out) {
   auto v = FindString(data, args[1]);
   if (ReplyIfError(v.status(), out)) return;
-  if (v->has_value()) {
-    out.Bulk((*v)->payload);
-  } else {
-    out.Null();
-  }
+  ReplyValue(*v, out);
   data.Put(args[1], EncodeString(args[2], 0));
 }
 

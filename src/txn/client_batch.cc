@@ -111,6 +111,20 @@ void AppendRenumbered(std::vector<OutgoingRequest>&& built, std::span<const size
   }
 }
 
+// Calls add(subset) with the combined indices (ascending) that share their
+// requests: all of them when coalescing, else each read transaction's own.
+template <typename Add>
+void ForEachMessageSet(bool coalesce, std::span<const ReadPart> reads,
+                       std::span<const size_t> indices, const Add& add) {
+  if (coalesce) return add(indices);
+  size_t at = 0;
+  for (const ReadPart& part : reads) {
+    const size_t begin = at;
+    while (at < indices.size() && indices[at] < part.first + part.count) ++at;
+    add(indices.subspan(begin, at - begin));
+  }
+}
+
 }  // namespace
 
 void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
@@ -193,16 +207,7 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
     AppendRenumbered(internal::BuildGetRequests(sub_keys, groups, TakeIds(groups.size())), subset,
                      round1);
   };
-  if (coalesce) {
-    add_gets(misses);
-  } else {
-    size_t m = 0;
-    for (const ReadPart& part : reads) {
-      const size_t begin = m;
-      while (m < misses.size() && misses[m] < part.first + part.count) ++m;
-      add_gets(std::span<const size_t>(misses).subspan(begin, m - begin));
-    }
-  }
+  ForEachMessageSet(coalesce, reads, misses, add_gets);
   const size_t get_count = round1.size();
   std::vector<WriteUnit*> request_unit;  // round-1 request (after the GETs) -> its write unit
   for (WriteUnit& unit : units) {
@@ -266,16 +271,7 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
           internal::BuildRepairRequests(sub_keys, sub_need, groups, TakeIds(groups.size())),
           subset, round2);
     };
-    if (coalesce) {
-      add_repairs(behind);
-    } else {
-      size_t b = 0;
-      for (const ReadPart& part : reads) {
-        const size_t begin = b;
-        while (b < behind.size() && behind[b] < part.first + part.count) ++b;
-        add_repairs(std::span<const size_t>(behind).subspan(begin, b - begin));
-      }
-    }
+    ForEachMessageSet(coalesce, reads, behind, add_repairs);
   }
   const size_t repair_count = round2.size();
   std::vector<WriteUnit*> commit_unit;
