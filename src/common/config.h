@@ -73,9 +73,10 @@ struct KvConfig {
   uint32_t partitions_per_node = 2;
   // Registered version store of each partition, 1MiB..1TiB. Default: 64MiB.
   uint64_t arena_bytes = 64 * kMiB;
-  // Milliseconds a superseded version stays readable by ts, 0..3600000.
-  // Default: 5000.
-  uint32_t grace_ms = 5000;
+  // Milliseconds a superseded version stays readable by ts, 0..3600000: long
+  // enough for any read's repair round, short enough that a write-heavy load
+  // does not fill the arena with old versions. Default: 1000.
+  uint32_t grace_ms = 1000;
   // Milliseconds a prepared version waits for its COMMIT before it is
   // reclaimed, 1..86400000. Default: 30000.
   uint32_t prepared_timeout_ms = 30000;
