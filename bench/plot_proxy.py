@@ -73,6 +73,12 @@ def kfmt(v):
     return f"{v / 1e6:.2f}M" if v >= 1e6 else f"{v / 1e3:.1f}K" if v >= 1e3 else f"{v:.0f}"
 
 
+def tick(v):
+    if not v:
+        return "0"
+    return f"{v / 1e6:g}M" if v >= 1e6 else f"{v / 1e3:g}K" if v >= 1e3 else f"{v:g}"
+
+
 def caption(cfg):
     if not cfg:
         return ""
@@ -82,14 +88,20 @@ def caption(cfg):
     workers = ""
     if "workers" in proxy:
         workers = ", proxy " + proxy.split(",")[2].strip()
+    if "calibrated_seconds_per_point" in req:
+        nsay = f"-n for ~{req['calibrated_seconds_per_point']:g} s per point"
+    else:
+        nsay = f"-n {req.get('P1', 0):,} (-P 1) / {req.get('P16', 0):,} (-P 16)"
     return (f"127.0.0.1, {cfg.get('cores')} cores; redis-benchmark -c {cfg.get('clients')} "
-            f"-r {cfg.get('keyspace'):,} -n {req.get('P1', 0):,} (-P 1) / {req.get('P16', 0):,} (-P 16), "
+            f"-r {cfg.get('keyspace'):,} {nsay}, "
             f"{cfg.get('value_bytes')} B values, keys loaded first"
             + (f", median of {reps} runs" if reps > 1 else ", 1 run") + "\n"
             f"rampart: 4 kv-nodes x 1 partition, {cfg.get('backend')} backend, spin_us "
-            f"{cfg.get('rampart_spin_us')}{workers}; twemproxy: {cfg.get('versions', {}).get('nutcracker', '')}"
-            f" ketama fnv1a_64; {cfg.get('versions', {}).get('redis_server', '').split(' sha')[0]}"
-            f"; commit {cfg.get('git_commit', '')[:12]}")
+            f"{cfg.get('rampart_spin_us')}{workers}; twemproxy: {cfg.get('versions', {}).get('nutcracker', '').replace('This is ', '')}"
+            f" (ketama, fnv1a_64); {cfg.get('versions', {}).get('redis_server', '').split(' sha')[0]}"
+            f"; commit {cfg.get('git_commit', '')[:12]}"
+            + ("-dirty" if cfg.get("git_commit", "").endswith("-dirty") else "")
+            + (f", {cfg['date'][:10]}" if cfg.get("date") else ""))
 
 
 def table(cfg, points):
@@ -155,13 +167,16 @@ def plot(cfg, points, path, logy):
             multi = cfg.get("reps", 1) > 1
             ax.bar(xs, ys, width, color=colour, hatch=hatch, edgecolor="black", label=label,
                    yerr=errs if multi else None, capsize=3)
-            top = max(top, max(ys))
+            top = max(top, max(ys + [max(find(points, s, t, p).get("runs") or [0])
+                                     for t in TESTS if find(points, s, t, p)]))
             for xpos, y, t in zip(xs, ys, [t for t in TESTS if find(points, s, t, p)]):
+                x = find(points, s, t, p)
                 base = rps(find(points, BASE, t, p))
                 text = kfmt(y)
                 if s.startswith("rampart") and base:
                     text += f"\n{y / base:.2f}x"
-                ax.annotate(text, (xpos, y), xytext=(0, 2), textcoords="offset points",
+                top_y = max(x["runs"]) if multi and x.get("runs") else y
+                ax.annotate(text, (xpos, top_y), xytext=(0, 2), textcoords="offset points",
                             ha="center", va="bottom", fontsize=6.5)
         ax.set_xticks(range(len(TESTS)))
         ax.set_xticklabels(TESTS)
@@ -172,7 +187,7 @@ def plot(cfg, points, path, logy):
         else:
             ax.set_ylim(0, top * 1.18)
             ax.set_ylabel("requests / s")
-        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: kfmt(v) if v else "0"))
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: tick(v)))
         ax.grid(axis="y", alpha=0.3, which="both")
     axes[0][0].legend(fontsize=8, loc="upper left")
     fig.suptitle("Redis-protocol proxies side by side: requests/s "

@@ -7,7 +7,7 @@
 #   twemproxy      Debian's nutcracker (ketama, fnv1a_64) in front of 4 redis-server
 #   redis          one redis-server
 # each driven by redis-benchmark -c 50 -r 100000 at -P 1 and -P 16 with
-#   SET, GET       -t set,get (3 B values)
+#   SET, GET       -t set, -t get (3 B values; one run each, so each gets its own -n)
 #   MSET4          MSET key:__rand_int__ xxx (x4)   (each __rand_int__ is drawn on
 #   MGET4          MGET key:__rand_int__ (x4)        its own: checked with MONITOR)
 # after the 100,000 keys key:000000000000.. were loaded with SET (pipelined), so
@@ -15,8 +15,12 @@
 #
 #   bench/proxy.sh
 # Environment:
-#   N          requests per point at -P 1 (default 100000)
-#   N16        requests per point at -P 16 (default 4 x N)
+#   SECONDS_PER_POINT  (default 3) each point's -n is calibrated to take about
+#              this long: probes from 50 x P requests up, x4 each time, until one
+#              takes >= 0.5 s, then -n = its rate x SECONDS_PER_POINT (<= NMAX,
+#              default 5000000, >= 10 x CLIENTS x P). Rates here span 1K-500K/s, so one fixed -n
+#              would make points last from milliseconds to minutes.
+#   N, N16     a fixed -n at -P 1 and at -P 16 instead (N16 default 4 x N)
 #   REPS       runs per point (default 1); the point keeps the median by requests/s.
 #              Each run is one round over every system (start, load, 8 points,
 #              stop), so slow drift of the host spreads over all systems alike.
@@ -32,8 +36,11 @@
 # when the script exits, also on failure or Ctrl-C.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-n1="${N:-100000}"
+fixed_n="${N:-}"
+n1="${N:-0}"
 n16="${N16:-$((4 * n1))}"
+seconds="${SECONDS_PER_POINT:-3}"
+nmax="${NMAX:-5000000}"
 reps="${REPS:-1}"
 backend="${BACKEND:-ucx}"
 systems="${SYSTEMS:-rampart-agg rampart-noagg twemproxy redis}"
@@ -221,7 +228,7 @@ start_system() {  # SYSTEM
 # sample of GETs and one MGET through the same front door must all hit.
 load_keys() {  # PORT
   python3 - "$1" "$keys" > "$tmp/load.log" 2>&1 <<'PY' &
-import random, socket, sys
+import random, socket, sys, time
 port, keys = int(sys.argv[1]), int(sys.argv[2])
 s = socket.create_connection(("127.0.0.1", port))
 f = s.makefile("rb")
@@ -242,6 +249,7 @@ def reply():
         sys.exit(f"proxy.sh: error reply while loading: {rest.decode(errors='replace')}")
     return rest
 batch = 1000
+t0 = time.monotonic()
 for lo in range(0, keys, batch):
     hi = min(keys, lo + batch)
     s.sendall(b"".join(cmd(b"SET", b"key:%012d" % i, b"xxx") for i in range(lo, hi)))
@@ -249,6 +257,7 @@ for lo in range(0, keys, batch):
         r = reply()
         if r != b"OK":
             sys.exit(f"proxy.sh: SET key:{i:012d} answered {r!r}")
+print(f"   loaded {keys} keys in {time.monotonic() - t0:.1f} s")
 sample = random.sample(range(keys), min(keys, 200))
 s.sendall(b"".join(cmd(b"GET", b"key:%012d" % i) for i in sample))
 missing = [i for i in sample if reply() is None]
@@ -258,31 +267,60 @@ if missing or not isinstance(got, list) or None in got:
     sys.exit(f"proxy.sh: loaded keys do not read back: {len(missing)} of {len(sample)} GETs missed, MGET {got!r}")
 PY
   wait_child $! || { cat "$tmp/load.log" >&2; exit 1; }
+  cat "$tmp/load.log" >&2
 }
 
-# One redis-benchmark invocation (options first: anything after the command is
-# an argument of the command). Writes TMP/<system>-<label>-P<p>.rep<r>.csv.
-bench_point() {  # SYSTEM PIPELINE REP LABEL ARGS...
-  local system=$1 p=$2 rep=$3 label=$4 n
+# One redis-benchmark run (options first: anything after the command is an
+# argument of the command) into OUT.csv / OUT.err; the script stops on a
+# failure or an error reply (redis-benchmark also exits on one).
+run_rb() {  # OUT N PIPELINE WHAT ARGS...
+  local o=$1 n=$2 p=$3 what=$4
   shift 4
-  n=$([ "$p" = 1 ] && echo "$n1" || echo "$n16")
   redis-benchmark -h 127.0.0.1 -p "$port" -c "$clients" -r "$keys" -n "$n" -P "$p" --csv "$@" \
-    > "$tmp/$system-$label-P$p.rep$rep.csv" 2> "$tmp/$system-$label-P$p.rep$rep.err" &
+    > "$o.csv" 2> "$o.err" &
   if ! wait_child $!; then
-    echo "proxy.sh: redis-benchmark $label -P $p against $system failed:" >&2
-    tail -5 "$tmp/$system-$label-P$p.rep$rep.err" "$tmp/$system-$label-P$p.rep$rep.csv" >&2
+    echo "proxy.sh: redis-benchmark $what -P $p -n $n against $system failed:" >&2
+    tail -5 "$o.err" "$o.csv" >&2
     exit 1
   fi
-  if grep -qi 'error' "$tmp/$system-$label-P$p.rep$rep.err"; then
-    echo "proxy.sh: redis-benchmark $label -P $p against $system reported errors:" >&2
-    grep -i error "$tmp/$system-$label-P$p.rep$rep.err" | head -5 >&2
+  if grep -qi 'error' "$o.err"; then
+    echo "proxy.sh: redis-benchmark $what -P $p against $system reported errors:" >&2
+    grep -i error "$o.err" | head -5 >&2
     exit 1
   fi
-  python3 - "$tmp/$system-$label-P$p.rep$rep.csv" <<'PY'
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-print("   " + "  ".join(f"{r['test'].split()[0]} {float(r['rps']):>12,.0f}/s" for r in rows))
-PY
+}
+
+csv_rps() {  # FILE.csv: requests/s of its (only) row
+  python3 -c 'import csv, sys; print(float(next(csv.DictReader(open(sys.argv[1])))["rps"]))' "$1"
+}
+
+# One point: -n is N / N16 when set; otherwise calibrated so the point takes
+# about $seconds s: probe runs from CLIENTS x P requests up, x4 each time,
+# until one takes >= 0.5 s (at most $nmax requests), then
+# n = probe rate x seconds, within [last probe's n, nmax] and at least 10
+# requests per connection and pipeline slot (a slow point still makes 10
+# rounds rather than 1-2 dominated by its start and end). The probes also warm
+# the system up. Writes TMP/<system>-<label>-P<p>.rep<r>.{csv,err,n}.
+bench_point() {  # SYSTEM PIPELINE REP LABEL ARGS...
+  local system=$1 p=$2 rep=$3 label=$4 n rate
+  local o="$tmp/$system-$label-P$p.rep$rep"
+  shift 4
+  if [ -n "$fixed_n" ]; then
+    n=$([ "$p" = 1 ] && echo "$n1" || echo "$n16")
+  else
+    n=$((clients * p))
+    while :; do
+      run_rb "$tmp/probe/$system-$label-P$p.rep$rep" "$n" "$p" "$label (probe)" "$@"
+      rate=$(csv_rps "$tmp/probe/$system-$label-P$p.rep$rep.csv")
+      if [ "$n" -ge "$nmax" ] || awk -v n="$n" -v r="$rate" 'BEGIN { exit !(n / r >= 0.5) }'; then break; fi
+      n=$((n * 4))
+    done
+    n=$(awk -v n="$n" -v r="$rate" -v s="$seconds" -v m="$nmax" -v f=$((10 * clients * p)) \
+      'BEGIN { x = int(r * s); if (x < n) x = n; if (x < f) x = f; if (x > m) x = m; print x }')
+  fi
+  run_rb "$o" "$n" "$p" "$label" "$@"
+  echo "$n" > "$o.n"
+  printf '   %-6s -P %-2s %10.0f requests/s  (-n %s)\n' "$label" "$p" "$(csv_rps "$o.csv")" "$n" >&2
 }
 
 run_system() {  # SYSTEM REP
@@ -294,8 +332,8 @@ run_system() {  # SYSTEM REP
   [ -n "$proxy_line" ] && echo "$proxy_line" > "$tmp/$system.proxy"
   load_keys "$port"
   for p in "${pipelines[@]}"; do
-    echo "  -P $p" >&2
-    bench_point "$system" "$p" "$rep" setget -t set,get
+    bench_point "$system" "$p" "$rep" set -t set
+    bench_point "$system" "$p" "$rep" get -t get
     bench_point "$system" "$p" "$rep" mset4 MSET key:__rand_int__ xxx key:__rand_int__ xxx key:__rand_int__ xxx key:__rand_int__ xxx
     bench_point "$system" "$p" "$rep" mget4 MGET key:__rand_int__ key:__rand_int__ key:__rand_int__ key:__rand_int__
     for pid in "${pids[@]}"; do
@@ -306,14 +344,24 @@ run_system() {  # SYSTEM REP
 }
 
 load=$(cut -d' ' -f1-3 /proc/loadavg)
-echo "proxy bench: systems [$systems], backend $backend, -c $clients -r $keys, -n $n1 at -P 1 and $n16 at -P 16," \
+if [ -n "$fixed_n" ]; then nsay="-n $n1 at -P 1 and $n16 at -P 16"; else nsay="-n calibrated to ~$seconds s per point (<= $nmax)"; fi
+echo "proxy bench: systems [$systems], backend $backend, -c $clients -r $keys, $nsay," \
   "$reps run(s), $(nproc) cores, load $load" >&2
 if awk -v l="${load%% *}" 'BEGIN { exit !(l > 3) }'; then
   echo "proxy.sh: warning: load average ${load%% *} > 3, the host is busy; figures will be noisy" >&2
 fi
 case " $systems " in *" rampart-"*) cp "$src_bin" "$tmp/rampart" ;; esac
 bench_venv
+mkdir -p "$tmp/probe"
 started=$(date +%s)
+start_date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+# The tree the run starts from; modified tracked files make it "-dirty".
+commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then commit="$commit-dirty"; fi
+binary=""
+case " $systems " in *" rampart-"*)
+  binary="$src_bin, built $(date -u -r "$src_bin" +%Y-%m-%dT%H:%M:%SZ), sha256 $(sha256sum "$tmp/rampart" | cut -c1-16)" ;;
+esac
 for rep in $(seq 1 "$reps"); do
   for system in $systems; do run_system "$system" "$rep"; done
 done
@@ -335,7 +383,7 @@ def sh(*cmd):
 names = {"SET": "SET", "GET": "GET", "MSET": "MSET4", "MGET": "MGET4"}
 points = {}
 for path in sorted(glob.glob(f"{tmp}/*.rep*.csv")):
-    m = re.match(r"(.+)-(setget|mset4|mget4)-P(\d+)\.rep(\d+)\.csv$", os.path.basename(path))
+    m = re.match(r"(.+)-(set|get|mset4|mget4)-P(\d+)\.rep(\d+)\.csv$", os.path.basename(path))
     system, _, p, rep = m.group(1), m.group(2), int(m.group(3)), int(m.group(4))
     with open(path) as f:
         for row in csv.DictReader(f):
@@ -345,21 +393,20 @@ for path in sorted(glob.glob(f"{tmp}/*.rep*.csv")):
                 if f"{k}_latency_ms" in row:
                     r[f"{k}_latency_ms"] = float(row[f"{k}_latency_ms"])
             r["run"] = rep
+            r["requests"] = int(open(path[:-4] + ".n").read())
             points.setdefault((system, test, p), []).append(r)
-requests = {1: $n1, 16: $n16}
 for (system, test, p), runs in points.items():
     runs.sort(key=lambda r: r["run"])
     med = sorted(runs, key=lambda r: r["rps"])[(len(runs) - 1) // 2]
     proxy_file = f"{tmp}/{system}.proxy"
     doc = {"system": system, "test": test, "pipeline": p, "clients": $clients, "keyspace": $keys,
-           "requests": requests[p], "results": {k: v for k, v in med.items() if k != "run"},
-           "median_run": med["run"], "runs": [r["rps"] for r in runs]}
+           "requests": med["requests"], "results": {k: v for k, v in med.items() if k not in ("run", "requests")},
+           "median_run": med["run"], "runs": [r["rps"] for r in runs],
+           "runs_requests": [r["requests"] for r in runs]}
     if os.path.exists(proxy_file):
         doc["proxy"] = open(proxy_file).read().strip()
     with open(f"{out}/{system}-{test}-P{p}.json", "w") as f:
         json.dump(doc, f, indent=2, sort_keys=True)
-commit = sh("git", "rev-parse", "HEAD")
-dirty = bool(sh("git", "status", "--porcelain", "--untracked-files=no"))
 proxy_lines = {s: open(f"{tmp}/{s}.proxy").read().strip() for s in systems if os.path.exists(f"{tmp}/{s}.proxy")}
 cfg = {
     "host": "127.0.0.1", "cores": os.cpu_count(), "load_average_at_start": "$load",
@@ -368,14 +415,16 @@ cfg = {
     "twemproxy": "nutcracker, hash fnv1a_64, distribution ketama, auto_eject_hosts false, 4 redis-server",
     "redis_server_flags": "--save '' --appendonly no",
     "clients": $clients, "keyspace": $keys, "value_bytes": 3, "pipelines": [1, 16],
-    "requests": {"P1": $n1, "P16": $n16}, "reps": reps, "elapsed_s": $elapsed,
-    "tests": {"SET": "-t set,get", "GET": "-t set,get",
+    "requests": ({"P1": $n1, "P16": $n16} if "$fixed_n" else
+                 {"calibrated_seconds_per_point": $seconds, "max": $nmax}),
+    "reps": reps, "elapsed_s": $elapsed,
+    "tests": {"SET": "-t set", "GET": "-t get",
               "MSET4": "MSET key:__rand_int__ xxx (4 keys)", "MGET4": "MGET key:__rand_int__ (4 keys)"},
     "versions": {"redis_server": sh("redis-server", "--version"),
                  "redis_benchmark": sh("redis-benchmark", "--version"),
                  "nutcracker": sh("nutcracker", "--version").splitlines()[0] if sh("nutcracker", "--version") else ""},
-    "git_commit": commit + ("-dirty" if dirty else ""),
-    "date": sh("date", "-u", "+%Y-%m-%dT%H:%M:%SZ"),
+    "git_commit": "$commit", "rampart_binary": "$binary",
+    "date": "$start_date",
     "kernel": sh("uname", "-r"),
 }
 with open(f"{out}/configuration.json", "w") as f:
