@@ -62,15 +62,15 @@ Status Partition::Prepare(uint64_t ts, std::span<const PrepareItem> items,
   struct Written {
     size_t item;
     SlotRef slot;
-    KeyEntry* entry;  // nullptr: a new key (elements of index_ never move)
+    IndexNode* entry;  // nullptr: a new key (elements of index_ never move)
   };
   std::vector<Written> written;
   written.reserve(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
     const PrepareItem& item = items[i];
     auto it = index_.find(item.key);
-    KeyEntry* entry = it == index_.end() ? nullptr : &it->second;
-    if (entry != nullptr && entry->versions.contains(ts)) continue;  // re-prepare
+    IndexNode* entry = it == index_.end() ? nullptr : &*it;
+    if (entry != nullptr && entry->second.versions.contains(ts)) continue;  // re-prepare
     const std::string_view value = item.tombstone ? std::string_view() : item.value;
     Result<SlotRef> ref =
         arena_.Allocate(SlotBytes(item.key.size(), value.size(), item.metadata.size()));
@@ -97,10 +97,10 @@ Status Partition::Prepare(uint64_t ts, std::span<const PrepareItem> items,
   }
   for (const Written& w : written) {
     const PrepareItem& item = items[w.item];
-    KeyEntry* entry = w.entry;
-    if (entry == nullptr) entry = &index_.try_emplace(std::string(item.key)).first->second;
-    entry->versions.emplace(ts, Version{w.slot, false, item.tombstone});
-    pit->second.keys.emplace_back(item.key);
+    IndexNode* entry = w.entry;
+    if (entry == nullptr) entry = &*index_.try_emplace(std::string(item.key)).first;
+    entry->second.versions.emplace(ts, Version{w.slot, false, item.tombstone});
+    pit->second.keys.push_back(entry);
     ++versions_;
   }
   return Status::Ok();
@@ -110,10 +110,9 @@ Status Partition::Commit(uint64_t ts, Clock::time_point now) {
   auto pit = pending_.find(ts);
   if (pit == pending_.end()) return Status::Ok();  // unknown, done or expired
   const Clock::time_point reclaim_at = now + options_.grace_period;
-  for (const std::string& key : pit->second.keys) {
-    auto it = index_.find(key);
-    if (it == index_.end()) continue;
-    KeyEntry& entry = it->second;
+  for (IndexNode* node : pit->second.keys) {
+    const std::string& key = node->first;
+    KeyEntry& entry = node->second;
     auto vit = entry.versions.find(ts);
     if (vit == entry.versions.end() || vit->second.committed) continue;
     Version& v = vit->second;
@@ -200,9 +199,8 @@ size_t Partition::Gc(Clock::time_point now) {
     if (pit == pending_.end() || pit->second.prepared_at + options_.prepared_timeout > now) {
       continue;  // committed since, or prepared again later (a newer deadline exists)
     }
-    for (const std::string& key : pit->second.keys) {
-      auto it = index_.find(key);
-      if (it == index_.end()) continue;
+    for (IndexNode* node : pit->second.keys) {
+      auto it = index_.find(node->first);  // Reclaim may erase the entry: by iterator
       auto vit = it->second.versions.find(ts);
       if (vit == it->second.versions.end() || vit->second.committed) continue;
       Reclaim(it, ts);

@@ -204,9 +204,13 @@ class Partition {
     std::map<uint64_t, Version> versions;
     uint64_t latest_commit = 0;  // 0: none
   };
+  using IndexNode = std::pair<const std::string, KeyEntry>;
   struct Pending {
     Clock::time_point prepared_at;
-    std::vector<std::string> keys;
+    // The index entries of the prepared keys. An entry holding a prepared
+    // version is never erased (it has a version), and index elements never
+    // move, so the pointers stay valid until COMMIT, expiry or Flush.
+    std::vector<IndexNode*> keys;
   };
   struct ReclaimItem {
     std::string key;
