@@ -29,7 +29,8 @@
 #   RAMPART_BIN  default build/release/rampart (copied to a temp dir first, so a
 #              rebuild during the run does not disturb it)
 #   CLIENTS (50), KEYS (100000)
-# Writes bench/results/proxy/<system>-<test>-P<p>.json (the median run and every
+#   OUT        results directory (default bench/results/proxy)
+# Writes OUT/<system>-<test>-P<p>.json (the median run and every
 # run's figures), configuration.json, and through bench/plot_proxy.py
 # summary.json, summary.txt (the table, also printed) and proxy.png.
 # Every process started here is stopped by PID (SIGTERM, bounded wait, SIGKILL)
@@ -47,7 +48,7 @@ systems="${SYSTEMS:-rampart-agg rampart-noagg twemproxy redis}"
 clients="${CLIENTS:-50}"
 keys="${KEYS:-100000}"
 src_bin="${RAMPART_BIN:-build/release/rampart}"
-out=bench/results/proxy
+out="${OUT:-bench/results/proxy}"
 pipelines=(1 16)
 
 case "$backend" in ucx|tcp) ;; *) echo "proxy.sh: BACKEND must be ucx or tcp" >&2; exit 2 ;; esac
