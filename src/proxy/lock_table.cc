@@ -22,24 +22,48 @@ std::vector<uint32_t> LockTable::SlotsOf(std::span<const std::string_view> keys)
   return out;
 }
 
-bool LockTable::TryLock(std::span<const uint32_t> slots) {
+namespace {
+// A slot's byte: 0 free, kExclusive held exclusively, else the number of
+// shared holders.
+constexpr uint8_t kExclusive = 0xFF;
+}  // namespace
+
+bool LockTable::TryLock(std::span<const uint32_t> slots, Mode mode) {
   for (size_t i = 0; i < slots.size(); ++i) {
-    uint8_t expected = 0;
-    if (!slots_[slots[i]].compare_exchange_strong(expected, 1, std::memory_order_acquire)) {
-      Unlock(slots.first(i));
+    std::atomic<uint8_t>& slot = slots_[slots[i]];
+    bool taken = false;
+    if (mode == Mode::kExclusive) {
+      uint8_t expected = 0;
+      taken = slot.compare_exchange_strong(expected, kExclusive, std::memory_order_acquire);
+    } else {
+      uint8_t seen = slot.load(std::memory_order_relaxed);
+      while (seen < kExclusive - 1 &&
+             !slot.compare_exchange_weak(seen, static_cast<uint8_t>(seen + 1),
+                                         std::memory_order_acquire, std::memory_order_relaxed)) {
+      }
+      taken = seen < kExclusive - 1;
+    }
+    if (!taken) {
+      Unlock(slots.first(i), mode);
       return false;
     }
   }
   return true;
 }
 
-void LockTable::Unlock(std::span<const uint32_t> slots) {
-  for (uint32_t s : slots) slots_[s].store(0, std::memory_order_release);
+void LockTable::Unlock(std::span<const uint32_t> slots, Mode mode) {
+  for (uint32_t s : slots) {
+    if (mode == Mode::kExclusive) {
+      slots_[s].store(0, std::memory_order_release);
+    } else {
+      slots_[s].fetch_sub(1, std::memory_order_release);
+    }
+  }
 }
 
 size_t LockTable::HeldForTesting() const {
   size_t n = 0;
-  for (size_t i = 0; i <= mask_; ++i) n += slots_[i].load(std::memory_order_relaxed);
+  for (size_t i = 0; i <= mask_; ++i) n += slots_[i].load(std::memory_order_relaxed) != 0;
   return n;
 }
 

@@ -1,8 +1,14 @@
 // The proxy's lock table (seed 003's exclusive control at the proxy): every
 // command that writes a key holds the key's lock from before it reads the key
 // until its write is done, so read-modify-write commands (INCR, SET NX,
-// GETSET, HSET, ZADD ...) and plain writes of one key are serialized here and
-// no lock traffic reaches the kv-nodes.
+// GETSET, HSET, ZADD ...) are serialized with every other write of the key
+// here and no lock traffic reaches the kv-nodes.
+//
+// Two modes: a read-modify-write takes its keys exclusively; a blind write
+// (SET, MSET) takes them shared. Blind writes need no order among themselves
+// beyond their timestamps (a write that starts after another finished draws
+// a later one), only none may land between a read-modify-write's read and
+// its write.
 //
 // A fixed array of slots; a key locks slot XXH3(key) mod size. Two keys that
 // share a slot serialize each other, which is safe. Locks are taken all at
@@ -32,12 +38,16 @@ class LockTable {
   // The distinct slots of `keys`, ascending: what TryLock takes.
   std::vector<uint32_t> SlotsOf(std::span<const std::string_view> keys) const;
 
-  // Takes every slot of `slots` (distinct) or none. Returns whether it did.
-  bool TryLock(std::span<const uint32_t> slots);
-  // REQUIRES: the caller holds every slot of `slots` (from TryLock).
-  void Unlock(std::span<const uint32_t> slots);
+  enum class Mode { kShared, kExclusive };
 
-  // Slots held right now (for INFO and tests).
+  // Takes every slot of `slots` (distinct) in `mode`, or none. Returns
+  // whether it did. A slot is held exclusively by one, or shared by up to
+  // 254 holders.
+  bool TryLock(std::span<const uint32_t> slots, Mode mode = Mode::kExclusive);
+  // REQUIRES: the caller holds every slot of `slots` in `mode` (from TryLock).
+  void Unlock(std::span<const uint32_t> slots, Mode mode = Mode::kExclusive);
+
+  // Slots held right now, in either mode (for INFO and tests).
   size_t HeldForTesting() const;
 
  private:

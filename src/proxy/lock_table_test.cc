@@ -187,3 +187,32 @@ TEST(LockTable, ConcurrentHoldersNeverOverlap) {
 
 }  // namespace
 }  // namespace rampart::proxy
+
+namespace rampart::proxy {
+namespace {
+
+TEST(LockTableModes, SharedHoldersExcludeOnlyExclusive) {
+  LockTable table(64);
+  const std::vector<uint32_t> slots{3, 9};
+  ASSERT_TRUE(table.TryLock(slots, LockTable::Mode::kShared));
+  ASSERT_TRUE(table.TryLock(slots, LockTable::Mode::kShared));  // blind writes share
+  EXPECT_FALSE(table.TryLock(std::vector<uint32_t>{9}, LockTable::Mode::kExclusive));
+  table.Unlock(slots, LockTable::Mode::kShared);
+  EXPECT_FALSE(table.TryLock(std::vector<uint32_t>{3}, LockTable::Mode::kExclusive));  // one left
+  table.Unlock(slots, LockTable::Mode::kShared);
+  EXPECT_EQ(table.HeldForTesting(), 0u);
+  ASSERT_TRUE(table.TryLock(std::vector<uint32_t>{9}, LockTable::Mode::kExclusive));
+  // Exclusive blocks shared, and a failed shared TryLock gives back what it took.
+  EXPECT_FALSE(table.TryLock(slots, LockTable::Mode::kShared));
+  EXPECT_EQ(table.HeldForTesting(), 1u);
+  table.Unlock(std::vector<uint32_t>{9}, LockTable::Mode::kExclusive);
+  // At most 254 shared holders of one slot.
+  const std::vector<uint32_t> one{5};
+  for (int i = 0; i < 254; ++i) ASSERT_TRUE(table.TryLock(one, LockTable::Mode::kShared)) << i;
+  EXPECT_FALSE(table.TryLock(one, LockTable::Mode::kShared));
+  for (int i = 0; i < 254; ++i) table.Unlock(one, LockTable::Mode::kShared);
+  EXPECT_EQ(table.HeldForTesting(), 0u);
+}
+
+}  // namespace
+}  // namespace rampart::proxy

@@ -5,7 +5,10 @@
 //    read-modify-write never follows a write of the same session in a turn,
 //    and nothing follows a read-modify-write or a whole-store command;
 //  - every write holds its keys' locks (LockTable) from before its read until
-//    its write is done; a command whose lock is held waits for a later turn.
+//    its write is done — exclusively for a read-modify-write, shared for a
+//    blind write; a command whose lock is taken waits for a later turn. Blind
+//    writes of one key in one turn (shared) keep their order through the
+//    timestamps RunBatch draws in batch order.
 #include <cctype>
 
 #include "proxy/worker.h"
@@ -21,6 +24,7 @@ struct Worker::Job {
   std::vector<std::string_view> keys;  // every key the commands declare (views into commands)
   bool needs_read = false;
   std::vector<uint32_t> locks;  // held lock-table slots
+  LockTable::Mode lock_mode = LockTable::Mode::kExclusive;
   std::string reply;
   std::optional<DataView> view;
   int attempts = 0;
@@ -215,7 +219,8 @@ bool Worker::TakeCommand(Session& s, std::vector<Job>& jobs, TurnState& state) {
   } else {
     if (state.rmw || (j.needs_read && state.wrote)) return put_back();
     j.locks = shared_.locks.SlotsOf(j.keys);
-    if (!shared_.locks.TryLock(j.locks)) {
+    j.lock_mode = j.needs_read ? LockTable::Mode::kExclusive : LockTable::Mode::kShared;
+    if (!shared_.locks.TryLock(j.locks, j.lock_mode)) {
       ++shared_.lock_waits;
       blocked_on_locks_ = true;
       return put_back();
@@ -368,7 +373,7 @@ void Worker::RunJobs(std::vector<Job>& jobs) {
     }
   }
   for (Job& j : jobs) {
-    if (!j.locks.empty()) shared_.locks.Unlock(j.locks);
+    if (!j.locks.empty()) shared_.locks.Unlock(j.locks, j.lock_mode);
     if (j.kind == Job::Kind::kServer) ServerCommand(*j.session, j.commands[0], j.reply);
   }
 }

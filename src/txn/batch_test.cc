@@ -242,6 +242,27 @@ TEST_P(BatchTest, GroupedWriteSetsAreEachReadWhole) {
   EXPECT_EQ(last[1].values, std::vector<std::optional<std::string>>(4, "300"));
 }
 
+// Writes of one key within one batch take effect in batch order, also when
+// an earlier group of the other kind could have taken the later write.
+TEST_P(BatchTest, WritesOfOneKeyInABatchKeepTheirOrder) {
+  constexpr uint32_t kNodes = 3;
+  LocalCluster cluster(kNodes, 5000, backend);
+  auto client = cluster.Connect(GetMode::kRpc, PutMode::kRpc);
+  ASSERT_NE(client, nullptr);
+  std::string b = "b0";
+  for (int i = 1; Home(b, kNodes) == Home("a", kNodes); ++i) b = "b" + std::to_string(i);
+  std::vector<BatchTxn> batch;
+  batch.push_back(WriteTxn({"x"}, "0", kNodes));       // one partition: a commit-now group
+  batch.push_back(WriteTxn({"a", b}, "1", kNodes));    // two partitions: the two-round group
+  batch.push_back(WriteTxn({"a"}, "2", kNodes));       // must not join the first group
+  batch.push_back(WriteTxn({"y"}, "4", kNodes));       // free to join any
+  client->RunBatch(batch, coalesce);
+  for (const auto& t : batch) ASSERT_TRUE(t.status.ok()) << t.status.ToString();
+  std::vector<BatchTxn> read{ReadTxn({"a", b, "x", "y"}, kNodes)};
+  client->RunBatch(read, coalesce);
+  EXPECT_EQ(read[0].values, (std::vector<std::optional<std::string>>{"2", "1", "0", "4"}));
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, BatchTest,
                          ::testing::Combine(::testing::Values("tcp", "ucx"), ::testing::Bool()),
                          [](const auto& info) {

@@ -5,6 +5,7 @@
 // message, and the reads of all transactions share one GET per partition.
 #include <algorithm>
 #include <list>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -37,7 +38,7 @@ struct WriteUnit {
   std::vector<internal::WriteOp> ops;
   std::vector<std::string> siblings;   // per op
   std::vector<uint32_t> partitions;    // per op
-  std::set<std::pair<std::string_view, uint32_t>> placed;  // (key, partition) of ops
+  size_t index = 0;  // in the batch's units: timestamps are drawn in this order
   std::vector<PartitionGroup> groups;
   uint64_t after_ts = 0;
   uint64_t ts = 0;
@@ -53,14 +54,21 @@ void Fail(BatchTxn& txn, const Status& status, uint32_t partition) {
   }
 }
 
+// The write units of a batch, in timestamp order, and the last unit that
+// writes each (key, partition).
+struct WritePlan {
+  std::list<WriteUnit> units;  // stable addresses: requests point at their unit
+  std::map<std::pair<std::string_view, uint32_t>, size_t> last_unit;
+};
+
 void FailUnit(const WriteUnit& unit, const Status& status, uint32_t partition) {
   for (BatchTxn* t : unit.members) Fail(*t, status, partition);
 }
 
 // Checks a write transaction and adds it to a unit: with coalescing to the
-// batch's group of its kind (one round or two) unless a (key, partition) of
-// it is in that group already, else to a unit of its own.
-void PlanWrite(BatchTxn& t, bool ramp, bool coalesce, std::list<WriteUnit>& units) {
+// first group of its kind (one round or two) that may hold it, else to a
+// unit of its own.
+void PlanWrite(BatchTxn& t, bool ramp, bool coalesce, WritePlan& plan) {
   std::set<uint32_t> partitions;
   std::set<std::pair<std::string_view, uint32_t>> placed;
   for (const PlacedWrite& w : t.writes) {
@@ -72,22 +80,29 @@ void PlanWrite(BatchTxn& t, bool ramp, bool coalesce, std::list<WriteUnit>& unit
     }
   }
   const bool two_rounds = ramp && partitions.size() > 1;
+  // A write of a (key, partition) an earlier transaction of the batch writes
+  // too must get a later timestamp: it joins only a unit after the last one
+  // holding any of its keys (units draw timestamps in order).
+  size_t first_allowed = 0;
+  for (const auto& kp : placed) {
+    auto it = plan.last_unit.find(kp);
+    if (it != plan.last_unit.end()) first_allowed = std::max(first_allowed, it->second + 1);
+  }
   WriteUnit* unit = nullptr;
   if (coalesce) {
-    for (WriteUnit& u : units) {
-      if (u.two_rounds != two_rounds) continue;
-      bool clash = false;
-      for (const auto& kp : placed) clash = clash || u.placed.count(kp) > 0;
-      if (!clash) {
+    for (WriteUnit& u : plan.units) {
+      if (u.index >= first_allowed && u.two_rounds == two_rounds) {
         unit = &u;
         break;
       }
     }
   }
   if (unit == nullptr) {
-    unit = &units.emplace_back();
+    unit = &plan.units.emplace_back();
+    unit->index = plan.units.size() - 1;
     unit->two_rounds = two_rounds;
   }
+  for (const auto& kp : placed) plan.last_unit[kp] = unit->index;
   std::vector<internal::WriteOp> ops;
   for (const PlacedWrite& w : t.writes) ops.push_back(internal::WriteOp{w.key, w.value, w.tombstone});
   std::vector<std::string> siblings = internal::WriteSetSiblings(ops);
@@ -96,7 +111,6 @@ void PlanWrite(BatchTxn& t, bool ramp, bool coalesce, std::list<WriteUnit>& unit
     unit->siblings.push_back(std::move(siblings[i]));
     unit->partitions.push_back(t.writes[i].partition);
   }
-  unit->placed.insert(placed.begin(), placed.end());
   unit->after_ts = std::max(unit->after_ts, t.after_ts);
   unit->members.push_back(&t);
 }
@@ -146,7 +160,8 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
   std::vector<uint32_t> partitions;
   std::vector<ReadPart*> owner;  // combined index -> its transaction
   std::vector<ReadPart> reads;
-  std::list<WriteUnit> units;  // stable addresses: requests point at their unit
+  WritePlan plan;
+  std::list<WriteUnit>& units = plan.units;
   reads.reserve(txns.size());
   for (BatchTxn& t : txns) {
     if (!t.reads.empty() && !t.writes.empty()) {
@@ -168,7 +183,7 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
         part.position.push_back(it->second);
       }
     } else if (!t.writes.empty()) {
-      PlanWrite(t, ramp, coalesce, units);
+      PlanWrite(t, ramp, coalesce, plan);
     }
   }
   for (ReadPart& part : reads) {
