@@ -18,6 +18,7 @@ packages=(
   redis-tools                     # redis-cli, redis-benchmark: proxy tests and benchmark
   redis-server nutcracker         # the proxy benchmark's baselines (Redis, twemproxy)
   clang libclang-rt-14-dev        # libFuzzer for the RESP parser
+  openjdk-17-jdk-headless maven   # YCSB binding: librampart_jni (JNI headers), ycsb/ (Maven)
 )
 
 missing=()

@@ -1,6 +1,6 @@
 #include "cmd/commands.h"
 
-#include "transport/config_options.h"
+#include "txn/client_config.h"
 
 #include <CLI/CLI.hpp>
 
@@ -57,28 +57,8 @@ void AddClientFlags(CLI::App* command, ClientFlags& flags) {
 
 Result<txn::ClientOptions> ClusterClientOptions(const ClusterConfig& config,
                                                 const ClientFlags& flags) {
-  txn::ClientOptions options;
-  options.nodes = config.nodes;
-  options.partitions_per_node = config.kv.partitions_per_node;
-  options.fabric = transport::FabricOptionsFromConfig(config.transport);
-  options.channel = transport::ChannelOptionsFromConfig(config.transport);
-  options.address_cache_entries = config.client.address_cache_entries;
-  if (!flags.transport.empty()) {
-    RAMPART_ASSIGN_OR_RETURN(options.fabric.backend, transport::ParseBackend(flags.transport));
-  }
-  RAMPART_ASSIGN_OR_RETURN(options.isolation, txn::ParseIsolation(flags.isolation));
-  RAMPART_ASSIGN_OR_RETURN(options.get_mode,
-                           txn::ParseGetMode(flags.get.empty() ? config.client.get : flags.get));
-  RAMPART_ASSIGN_OR_RETURN(options.put_mode,
-                           txn::ParsePutMode(flags.put.empty() ? config.client.put : flags.put));
-  if (options.fabric.backend != transport::Backend::kUcx &&
-      (options.get_mode != txn::GetMode::kRpc || options.put_mode != txn::PutMode::kRpc)) {
-    return InvalidArgument("get mode ", txn::GetModeName(options.get_mode), " and put mode ",
-                           txn::PutModeName(options.put_mode),
-                           ": ring and read need the ucx transport (tcp has no one-sided "
-                           "operations); use --get rpc --put rpc with tcp");
-  }
-  return options;
+  return txn::ClientOptionsFromConfig(config, flags.isolation, flags.get, flags.put,
+                                      flags.transport);
 }
 
 }  // namespace rampart::cmd
