@@ -146,10 +146,13 @@ TEST_P(KvNodeTest, ServesPrepareCommitGetAndStops) {
 }
 
 TEST_P(KvNodeTest, PortInUseIsAnErrorNamingThePort) {
-  BoundSocket taken(0, /*listen_too=*/true);
+  // Partition 2 (slot 1) of node 0 listens on base + 1 = the taken port; the
+  // base must be free, or partition 0 fails first on a port of someone else.
+  const uint16_t base = FreePortPair();
+  ASSERT_NE(base, 0);
+  BoundSocket taken(static_cast<uint16_t>(base + 1), /*listen_too=*/true);
   ASSERT_NE(taken.port(), 0);
-  // Partition 2 (slot 1) of node 0 listens on base + 1 = the taken port.
-  ClusterConfig config = TestConfig(GetParam(), static_cast<uint16_t>(taken.port() - 1));
+  ClusterConfig config = TestConfig(GetParam(), base);
   auto node = KvNode::Start(config, 0);
   ASSERT_FALSE(node.ok());
   EXPECT_NE(node.status().message().find(StrCat(":", taken.port())), std::string_view::npos)
