@@ -4,9 +4,12 @@
 #   make test  installs what is missing, builds, runs every test (unit tests, the RESP
 #              fuzzer, the pytest integration tests in tests/, then the ASan/UBSan build)
 # Other targets: build, build-asan, unit-test, fuzz-test, integration-test, asan-test, bench,
-# clean. fuzz-test builds the libFuzzer target for the proxy's RESP parser with clang
-# (ASan/UBSan) and runs it for FUZZ_TIME seconds on a copy of src/proxy/fuzz/corpus; a crash
-# fails it and leaves the input in $(FUZZ_BUILD).
+# ycsb-build, ycsb, clean. fuzz-test builds the libFuzzer target for the proxy's RESP parser with
+# clang (ASan/UBSan) and runs it for FUZZ_TIME seconds on a copy of src/proxy/fuzz/corpus; a
+# crash fails it and leaves the input in $(FUZZ_BUILD). ycsb runs YCSB against a fresh
+# `rampart up` cluster (ycsb/run.sh with its defaults: workloada through the proxy for 10 s;
+# `ycsb/run.sh --help` for modes, workloads and properties); ycsb-build compiles the YCSB
+# binding (Maven) and runs its unit tests.
 
 BUILD      ?= build/release
 ASAN_BUILD ?= build/asan
@@ -17,7 +20,8 @@ FUZZ_BUILD ?= build/fuzz
 FUZZ_TIME  ?= 30
 VENV       ?= tests/.venv
 
-.PHONY: run test deps build build-asan unit-test fuzz-test integration-test asan-test bench clean
+.PHONY: run test deps build build-asan unit-test fuzz-test integration-test asan-test bench clean \
+        ycsb ycsb-build
 
 deps:
 	@bash scripts/install-deps.sh
@@ -62,7 +66,20 @@ fuzz-test: deps $(FUZZ_BUILD)/resp_fuzz
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
 
-integration-test: build $(VENV)/bin/python
+# The YCSB binding (ycsb/, Maven): compiled, its unit tests run, its runtime dependencies copied
+# to ycsb/target/dependency. The stamp is the one ycsb/run.sh checks, so neither rebuilds what
+# the other built. tests/test_ycsb.py needs it, hence integration-test depends on it.
+YCSB_STAMP := ycsb/target/.built
+$(YCSB_STAMP): ycsb/pom.xml $(shell find ycsb/src -type f 2>/dev/null) | deps
+	mvn -q -B -f ycsb/pom.xml package
+	@touch $@
+
+ycsb-build: $(YCSB_STAMP)
+
+ycsb: build ycsb-build
+	ycsb/run.sh
+
+integration-test: build ycsb-build $(VENV)/bin/python
 	$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r tests/requirements.txt
 	RAMPART_BIN=$(abspath $(BUILD))/rampart $(VENV)/bin/python -m pytest -q tests
 
