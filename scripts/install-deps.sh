@@ -14,6 +14,7 @@ packages=(
   libxxhash-dev                   # hashing
   nlohmann-json3-dev              # benchmark JSON
   libisal-dev                     # crc32c (crc32_iscsi), XOR parity
+  liburing-dev                    # storage-node io_uring engine
   python3 python3-venv            # integration tests and plots
   redis-tools                     # redis-cli, redis-benchmark: proxy tests and benchmark
   redis-server nutcracker         # the proxy benchmark's baselines (Redis, twemproxy)

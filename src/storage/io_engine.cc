@@ -1,0 +1,390 @@
+// Device and the three IO engines (io_engine.h).
+#include "storage/io_engine.h"
+
+#include <fcntl.h>
+#include <liburing.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+namespace rampart::storage {
+
+// ---------------------------------------------------------------------------
+// Device
+
+Result<std::unique_ptr<Device>> Device::Open(const DeviceOptions& options) {
+  std::unique_ptr<Device> d(new Device());
+  d->path_ = options.path;
+  d->size_ = options.size;
+  if (options.size == 0) return InvalidArgument("device size must not be 0");
+  if (options.path == "ram") {
+    void* p = mmap(nullptr, options.size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return ErrnoStatus(StrCat("mapping ", options.size, " bytes of RAM"), errno);
+    d->ram_ = static_cast<std::byte*>(p);
+    d->description_ = "ram";
+    return d;
+  }
+  std::string why_buffered;
+  if (options.direct) {
+    d->fd_ = open(options.path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_DIRECT, 0644);
+    if (d->fd_ >= 0) {
+      d->direct_ = true;
+    } else if (errno == EINVAL) {
+      why_buffered = StrCat("buffered: O_DIRECT refused by the filesystem (", ErrnoText(errno), ")");
+    } else {
+      return ErrnoStatus(StrCat("opening ", options.path), errno);
+    }
+  } else {
+    why_buffered = "buffered: storage.direct = false";
+  }
+  if (d->fd_ < 0) {
+    d->fd_ = open(options.path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (d->fd_ < 0) return ErrnoStatus(StrCat("opening ", options.path), errno);
+  }
+  struct stat st {};
+  if (fstat(d->fd_, &st) != 0) return ErrnoStatus(StrCat("stat ", options.path), errno);
+  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) < options.size) {
+    if (ftruncate(d->fd_, static_cast<off_t>(options.size)) != 0) {
+      return ErrnoStatus(StrCat("sizing ", options.path, " to ", options.size, " bytes"), errno);
+    }
+  }
+  d->description_ = StrCat("file ", options.path, d->direct_ ? " (O_DIRECT)" : StrCat(" (", why_buffered, ")"));
+  return d;
+}
+
+Device::~Device() {
+  if (ram_ != nullptr) munmap(ram_, size_);
+  if (fd_ >= 0) close(fd_);
+}
+
+Status Device::ReadAt(uint64_t offset, std::byte* buffer, size_t length) const {
+  if (ram_ != nullptr) {
+    std::memcpy(buffer, ram_ + offset, length);
+    return Status::Ok();
+  }
+  size_t done = 0;
+  while (done < length) {
+    const ssize_t n = pread(fd_, buffer + done, length - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(StrCat("read of ", length, " bytes at ", offset, " from ", path_), errno);
+    }
+    if (n == 0) {  // past the end of a file that shrank: zeros
+      std::memset(buffer + done, 0, length - done);
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status Device::WriteAt(uint64_t offset, const std::byte* buffer, size_t length) const {
+  if (ram_ != nullptr) {
+    std::memcpy(ram_ + offset, buffer, length);
+    return Status::Ok();
+  }
+  size_t done = 0;
+  while (done < length) {
+    const ssize_t n = pwrite(fd_, buffer + done, length - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(StrCat("write of ", length, " bytes at ", offset, " to ", path_), errno);
+    }
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status Device::Sync() const {
+  if (fd_ < 0) return Status::Ok();
+  if (fdatasync(fd_) != 0) return ErrnoStatus(StrCat("fdatasync ", path_), errno);
+  return Status::Ok();
+}
+
+Result<EngineKind> ParseEngineKind(std::string_view name) {
+  if (name == "threads") return EngineKind::kThreads;
+  if (name == "uring") return EngineKind::kUring;
+  if (name == "none") return EngineKind::kNone;
+  return InvalidArgument("storage engine must be \"threads\", \"uring\" or \"none\", got \"",
+                         name, "\"");
+}
+
+std::string_view EngineKindName(EngineKind kind) {
+  switch (kind) {
+    case EngineKind::kThreads: return "threads";
+    case EngineKind::kUring: return "uring";
+    case EngineKind::kNone: return "none";
+  }
+  return "?";
+}
+
+namespace {
+
+Status RunSync(const Device& device, const IoRequest& r) {
+  switch (r.op) {
+    case IoOp::kRead: return device.ReadAt(r.offset, r.buffer, r.length);
+    case IoOp::kWrite: return device.WriteAt(r.offset, r.buffer, r.length);
+    case IoOp::kFlush: return device.Sync();
+  }
+  return InternalError("unknown IO op");
+}
+
+// ---------------------------------------------------------------------------
+// none
+
+class NoneEngine final : public IoEngine {
+ public:
+  EngineKind kind() const override { return EngineKind::kNone; }
+  Status Submit(const IoRequest& r) override {
+    ready_.push_back({r.tag, Status::Ok()});
+    return Status::Ok();
+  }
+  size_t Reap(std::vector<IoCompletion>& out) override {
+    const size_t n = ready_.size();
+    for (auto& c : ready_) out.push_back(std::move(c));
+    ready_.clear();
+    return n;
+  }
+  size_t in_flight() const override { return ready_.size(); }
+
+ private:
+  std::vector<IoCompletion> ready_;
+};
+
+// ---------------------------------------------------------------------------
+// threads: seed 001's static pool
+
+class ThreadsEngine final : public IoEngine {
+ public:
+  ThreadsEngine(Device& device, uint32_t threads, std::function<void()> wake)
+      : device_(device), wake_(std::move(wake)) {
+    for (uint32_t i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
+  }
+  ~ThreadsEngine() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;  // the threads finish the queue first
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+
+  EngineKind kind() const override { return EngineKind::kThreads; }
+
+  Status Submit(const IoRequest& r) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(r);
+    }
+    ++in_flight_;
+    cv_.notify_one();
+    return Status::Ok();
+  }
+
+  size_t Reap(std::vector<IoCompletion>& out) override {
+    std::lock_guard<std::mutex> lock(done_mu_);
+    const size_t n = done_.size();
+    for (auto& c : done_) out.push_back(std::move(c));
+    done_.clear();
+    in_flight_ -= n;
+    return n;
+  }
+  size_t in_flight() const override { return in_flight_; }
+
+ private:
+  void Work() {
+    while (true) {
+      IoRequest r;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        r = queue_.front();
+        queue_.pop_front();
+      }
+      Status st = RunSync(device_, r);
+      {
+        std::lock_guard<std::mutex> lock(done_mu_);
+        done_.push_back({r.tag, std::move(st)});
+      }
+      if (wake_) wake_();
+    }
+  }
+
+  Device& device_;
+  std::function<void()> wake_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<IoRequest> queue_;  // GUARDED_BY(mu_)
+  bool stop_ = false;            // GUARDED_BY(mu_)
+  std::mutex done_mu_;
+  std::vector<IoCompletion> done_;  // GUARDED_BY(done_mu_)
+  size_t in_flight_ = 0;            // polling thread only
+  std::vector<std::thread> threads_;
+};
+
+// ---------------------------------------------------------------------------
+// uring
+
+class UringEngine final : public IoEngine {
+ public:
+  UringEngine(Device& device, std::function<void()> wake)
+      : device_(device), wake_(std::move(wake)) {}
+
+  Status Init(uint32_t entries) {
+    if (int rc = io_uring_queue_init(entries, &ring_, 0); rc < 0) {
+      return ErrnoStatus(StrCat("io_uring_queue_init(", entries, ")"), -rc);
+    }
+    ring_ok_ = true;
+    efd_ = eventfd(0, EFD_CLOEXEC);
+    if (efd_ < 0) return ErrnoStatus("eventfd", errno);
+    if (int rc = io_uring_register_eventfd(&ring_, efd_); rc < 0) {
+      return ErrnoStatus("io_uring_register_eventfd", -rc);
+    }
+    watcher_ = std::thread([this] { Watch(); });
+    return Status::Ok();
+  }
+
+  ~UringEngine() override {
+    if (ring_ok_) {
+      while (!pending_.empty()) {  // wait for the device before the buffers go
+        io_uring_cqe* cqe = nullptr;
+        if (io_uring_wait_cqe(&ring_, &cqe) < 0) break;
+        pending_.erase(cqe->user_data);
+        io_uring_cqe_seen(&ring_, cqe);
+      }
+    }
+    if (watcher_.joinable()) {
+      stop_.store(true);
+      uint64_t one = 1;
+      (void)!write(efd_, &one, sizeof one);
+      watcher_.join();
+    }
+    if (ring_ok_) io_uring_queue_exit(&ring_);
+    if (efd_ >= 0) close(efd_);
+  }
+
+  EngineKind kind() const override { return EngineKind::kUring; }
+
+  Status Submit(const IoRequest& r) override {
+    if (device_.is_ram()) {  // nothing to wait for: copy now
+      ready_.push_back({r.tag, RunSync(device_, r)});
+      return Status::Ok();
+    }
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+    if (sqe == nullptr) {
+      io_uring_submit(&ring_);
+      sqe = io_uring_get_sqe(&ring_);
+      if (sqe == nullptr) return ResourceExhausted("io_uring submission queue full");
+    }
+    switch (r.op) {
+      case IoOp::kRead:
+        io_uring_prep_read(sqe, device_.fd(), r.buffer, r.length, r.offset);
+        break;
+      case IoOp::kWrite:
+        io_uring_prep_write(sqe, device_.fd(), r.buffer, r.length, r.offset);
+        break;
+      case IoOp::kFlush:
+        io_uring_prep_fsync(sqe, device_.fd(), IORING_FSYNC_DATASYNC);
+        break;
+    }
+    const uint64_t id = next_id_++;
+    io_uring_sqe_set_data64(sqe, id);
+    pending_.emplace(id, r);
+    if (int rc = io_uring_submit(&ring_); rc < 0) {
+      pending_.erase(id);
+      return ErrnoStatus("io_uring_submit", -rc);
+    }
+    return Status::Ok();
+  }
+
+  size_t Reap(std::vector<IoCompletion>& out) override {
+    size_t n = ready_.size();
+    for (auto& c : ready_) out.push_back(std::move(c));
+    ready_.clear();
+    io_uring_cqe* cqe = nullptr;
+    while (!pending_.empty() && io_uring_peek_cqe(&ring_, &cqe) == 0) {
+      auto it = pending_.find(cqe->user_data);
+      const int res = cqe->res;
+      io_uring_cqe_seen(&ring_, cqe);
+      if (it == pending_.end()) continue;
+      IoRequest r = it->second;
+      pending_.erase(it);
+      ++n;
+      out.push_back({r.tag, Finish(r, res)});
+    }
+    return n;
+  }
+
+  size_t in_flight() const override { return pending_.size() + ready_.size(); }
+
+ private:
+  // A short transfer (rare on files) is finished synchronously.
+  Status Finish(const IoRequest& r, int res) {
+    if (res < 0) {
+      return ErrnoStatus(StrCat(r.op == IoOp::kRead ? "read" : r.op == IoOp::kWrite ? "write" : "fdatasync",
+                                " of ", r.length, " bytes at ", r.offset, " on ", device_.path()),
+                         -res);
+    }
+    if (r.op == IoOp::kFlush || static_cast<uint32_t>(res) == r.length) return Status::Ok();
+    IoRequest rest = r;
+    rest.offset += res;
+    rest.buffer += res;
+    rest.length -= res;
+    return RunSync(device_, rest);
+  }
+
+  void Watch() {
+    while (!stop_.load()) {
+      uint64_t v = 0;
+      if (read(efd_, &v, sizeof v) < 0 && errno != EINTR) return;
+      if (stop_.load()) return;
+      if (wake_) wake_();
+    }
+  }
+
+  Device& device_;
+  std::function<void()> wake_;
+  io_uring ring_{};
+  bool ring_ok_ = false;
+  int efd_ = -1;
+  std::thread watcher_;
+  std::atomic<bool> stop_{false};
+  uint64_t next_id_ = 1;
+  std::unordered_map<uint64_t, IoRequest> pending_;
+  std::vector<IoCompletion> ready_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<IoEngine>> IoEngine::Create(EngineKind kind, Device& device,
+                                                   const EngineOptions& options,
+                                                   std::function<void()> wake) {
+  switch (kind) {
+    case EngineKind::kNone: return std::unique_ptr<IoEngine>(new NoneEngine());
+    case EngineKind::kThreads:
+      if (options.threads < 1 || options.threads > 64) {
+        return InvalidArgument("storage.io_threads must be 1..64, got ", options.threads);
+      }
+      return std::unique_ptr<IoEngine>(new ThreadsEngine(device, options.threads, std::move(wake)));
+    case EngineKind::kUring: {
+      auto e = std::make_unique<UringEngine>(device, std::move(wake));
+      RAMPART_RETURN_IF_ERROR(e->Init(std::max<uint32_t>(options.queue_depth, 8)));
+      return std::unique_ptr<IoEngine>(std::move(e));
+    }
+  }
+  return InvalidArgument("unknown engine");
+}
+
+}  // namespace rampart::storage
