@@ -106,6 +106,9 @@ void RegisterBenchCommands(CLI::App& app, CommandContext& ctx);
 // `rampart bench txn`: seed 000's transaction micro-benchmark (bench_txn.cc);
 // adds to the `bench` command, so it is called after RegisterBenchCommands.
 void RegisterBenchTxnCommand(CLI::App& app, CommandContext& ctx);
+// `rampart bench iops` and `bench replay`: seed 001 against a storage-node or a
+// local file (bench_iops.cc); called after RegisterBenchCommands too.
+void RegisterBenchIopsCommands(CLI::App& app, CommandContext& ctx);
 // `rampart check read-atomic`: the read-atomic checker against a running cluster (check.cc).
 void RegisterCheckCommand(CLI::App& app, CommandContext& ctx);
 // `rampart check write|read` (check_keys.cc), registered by RegisterCheckCommand.

@@ -117,6 +117,7 @@ int Main(int argc, char** argv) {
   RegisterConfigCommand(app, ctx);
   RegisterBenchCommands(app, ctx);
   RegisterBenchTxnCommand(app, ctx);  // after RegisterBenchCommands: adds `bench txn`
+  RegisterBenchIopsCommands(app, ctx);  // adds `bench iops` and `bench replay`
   RegisterCheckCommand(app, ctx);
   RegisterRunCommand(app, ctx);
   RegisterKvNodeCommand(app, ctx);
