@@ -117,6 +117,7 @@ void RegisterKeysCheckCommands(CLI::App* check, CommandContext& ctx);
 void RegisterRunCommand(CLI::App& app, CommandContext& ctx);
 // `rampart kv-node --id N`: serve a node's kv partitions (kv_node.cc).
 void RegisterKvNodeCommand(CLI::App& app, CommandContext& ctx);
+void RegisterStorageNodeCommand(CLI::App& app, CommandContext& ctx);
 // `rampart up`: start every node as a child process, stop them on SIGINT/SIGTERM (up.cc).
 void RegisterProxyCommand(CLI::App& app, CommandContext& ctx);
 void RegisterUpCommand(CLI::App& app, CommandContext& ctx);

@@ -121,6 +121,7 @@ int Main(int argc, char** argv) {
   RegisterCheckCommand(app, ctx);
   RegisterRunCommand(app, ctx);
   RegisterKvNodeCommand(app, ctx);
+  RegisterStorageNodeCommand(app, ctx);
   RegisterUpCommand(app, ctx);
   RegisterProxyCommand(app, ctx);
   AddGlobalFlagsFooter(app);

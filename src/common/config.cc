@@ -34,8 +34,10 @@ using config_internal::ClusterSettings;
 using config_internal::Kind;
 using config_internal::NodeSettings;
 using config_internal::Setting;
+using config_internal::StorageNodeSettings;
 
 constexpr std::string_view kNodesKey = "nodes";
+constexpr std::string_view kStorageNodesKey = "storage_nodes";
 constexpr std::string_view kDefaultOrigin = "<default>";
 
 // ---------------------------------------------------------------------------
@@ -202,6 +204,7 @@ const std::vector<std::string>& KnownClusterKeys() {
       add(std::string(key));
     }
     add(std::string(kNodesKey));
+    add(std::string(kStorageNodesKey));
     return out;
   }();
   return keys;
@@ -278,6 +281,8 @@ class Parser {
                                               : StrCat(prefix, ".", key->str());
       if (prefix.empty() && full == kNodesKey) {
         ApplyNodes(*node, config);
+      } else if (prefix.empty() && full == kStorageNodesKey) {
+        ApplyStorageNodes(*node, config);
       } else if (const auto* s = FindSetting(ClusterSettings(), full)) {
         static_cast<void>(ApplySetting(*s, full, *node, config));
       } else if (IsSection(full)) {
@@ -330,24 +335,65 @@ class Parser {
   }
 
   Status ApplyNode(const toml::table& table, const std::string& name, NodeConfig& node) {
-    static const std::vector<std::string> known = [] {
-      std::vector<std::string> out;
-      for (const auto& s : NodeSettings()) out.emplace_back(s.key);
-      return out;
-    }();
+    return ApplyEntry(table, name, NodeSettings(), node, "every [[nodes]] entry needs id, host and port");
+  }
+
+  // [[storage_nodes]]: like [[nodes]], but an empty list is valid.
+  void ApplyStorageNodes(const toml::node& node, ClusterConfig& config) {
+    const toml::array* array = node.as_array();
+    if (!array) {
+      static_cast<void>(At(node.source(),
+                           "storage_nodes must be an array of tables ([[storage_nodes]]), got ",
+                           Describe(node)));
+      return;
+    }
+    std::vector<StorageNodeConfig> nodes;
+    std::map<uint32_t, size_t> by_id;
+    std::map<std::string, size_t> by_address;
+    for (size_t i = 0; i < array->size(); ++i) {
+      const toml::node& element = *array->get(i);
+      const std::string name = StrCat("storage_nodes[", i, "]");
+      const toml::table* table = element.as_table();
+      if (!table) {
+        static_cast<void>(At(element.source(), name, " must be a table, got ", Describe(element)));
+        continue;
+      }
+      StorageNodeConfig n;
+      if (!ApplyEntry(*table, name, StorageNodeSettings(), n,
+                      "every [[storage_nodes]] entry needs id, host, port, path and size")
+               .ok()) {
+        continue;
+      }
+      if (auto [it, fresh] = by_id.emplace(n.id, i); !fresh) {
+        static_cast<void>(At(table->get("id")->source(), name, ".id ", n.id,
+                             " is already the id of storage_nodes[", it->second, "]"));
+      } else if (auto [at, fresh_address] = by_address.emplace(n.address(), i); !fresh_address) {
+        static_cast<void>(At(table->get("port")->source(), name, " address ", n.address(),
+                             " is already the address of storage_nodes[", at->second, "]"));
+      }
+      nodes.push_back(std::move(n));
+    }
+    config.storage_nodes = std::move(nodes);
+  }
+
+  template <typename Target>
+  Status ApplyEntry(const toml::table& table, const std::string& name,
+                    std::span<const Setting<Target>> settings, Target& entry,
+                    std::string_view required_text) {
+    std::vector<std::string> known;
+    for (const auto& s : settings) known.emplace_back(s.key);
     for (const auto& [key, value] : InFileOrder(table)) {
       const std::string full = StrCat(name, ".", key->str());
-      const auto* s = FindSetting(NodeSettings(), key->str());
+      const auto* s = FindSetting(settings, key->str());
       if (!s) {
         return At(key->source(), "unknown key ", full,
                   DidYouMean(name + ".", BestMatch(key->str(), known)));
       }
-      RAMPART_RETURN_IF_ERROR(ApplySetting(*s, full, *value, node));
+      RAMPART_RETURN_IF_ERROR(ApplySetting(*s, full, *value, entry));
     }
-    for (const auto& s : NodeSettings()) {
+    for (const auto& s : settings) {
       if (s.required && !table.contains(s.key)) {
-        return At(table.source(), name, ".", s.key,
-                  " is missing (every [[nodes]] entry needs id, host and port)");
+        return At(table.source(), name, ".", s.key, " is missing (", required_text, ")");
       }
     }
     return Status::Ok();
@@ -446,6 +492,14 @@ const Result<ClusterConfig>& EmbeddedDefault() {
 }  // namespace
 
 std::string NodeConfig::address() const { return StrCat(host, ":", port); }
+std::string StorageNodeConfig::address() const { return StrCat(host, ":", port); }
+
+const StorageNodeConfig* ClusterConfig::FindStorageNode(uint32_t node_id) const {
+  for (const StorageNodeConfig& n : storage_nodes) {
+    if (n.id == node_id) return &n;
+  }
+  return nullptr;
+}
 
 const NodeConfig* ClusterConfig::FindNode(uint32_t node_id) const {
   for (const NodeConfig& n : nodes) {
@@ -495,6 +549,12 @@ std::string FormatClusterConfig(const ClusterConfig& config) {
     out += "\n[[nodes]]\n";
     for (const auto& s : NodeSettings()) out += StrCat(s.key, " = ", FormatValue(s, node), "\n");
   }
+  for (const StorageNodeConfig& node : config.storage_nodes) {
+    out += "\n[[storage_nodes]]\n";
+    for (const auto& s : StorageNodeSettings()) {
+      out += StrCat(s.key, " = ", FormatValue(s, node), "\n");
+    }
+  }
   return out;
 }
 
@@ -507,6 +567,11 @@ std::vector<SettingDoc> DescribeClusterSettings() {
   for (const auto& s : NodeSettings()) {
     out.push_back({StrCat(kNodesKey, "[].", s.key), TypeText(s),
                    s.required ? "required" : FormatValue(s, NodeConfig{}), std::string(s.doc)});
+  }
+  for (const auto& s : StorageNodeSettings()) {
+    out.push_back({StrCat(kStorageNodesKey, "[].", s.key), TypeText(s),
+                   s.required ? "required" : FormatValue(s, StorageNodeConfig{}),
+                   std::string(s.doc)});
   }
   return out;
 }

@@ -129,6 +129,42 @@ struct ProxyConfig {
   bool operator==(const ProxyConfig&) const = default;
 };
 
+// [storage]: the storage-nodes (src/storage): `rampart storage-node`.
+struct StorageConfig {
+  // Block size the devices are served in; a power of two, 512B..1MiB.
+  // Default: 4KiB.
+  uint64_t block_bytes = 4 * kKiB;
+  // IO engine: "threads" (static pool of IO threads), "uring" (io_uring) or
+  // "none" (transport only, the device is not touched). Default: "threads".
+  std::string engine = "threads";
+  // IO threads of the threads engine, 1..64. Default: 4.
+  uint32_t io_threads = 4;
+  // Requests served at once per connection, 1..1024. Default: 64.
+  uint32_t queue_depth = 64;
+  // Largest READ/WRITE, 512B..64MiB; at most staging_bytes. Default: 1MiB.
+  uint64_t max_io_bytes = kMiB;
+  // Open backing files with O_DIRECT where the filesystem allows it.
+  // Default: true.
+  bool direct = true;
+  // Registered staging memory per connection, 64KiB..16GiB. Default: 16MiB.
+  uint64_t staging_bytes = 16 * kMiB;
+
+  bool operator==(const StorageConfig&) const = default;
+};
+
+// One [[storage_nodes]] entry. All keys are required.
+struct StorageNodeConfig {
+  uint32_t id = 0;     // unique among storage nodes, 0..65535
+  std::string host;    // listen address
+  uint16_t port = 0;   // 1..65535; host:port unique among storage nodes
+  std::string path;    // backing file, or "ram"
+  uint64_t size = 0;   // bytes served; a multiple of storage.block_bytes
+
+  std::string address() const;
+
+  bool operator==(const StorageNodeConfig&) const = default;
+};
+
 // One [[nodes]] entry: a process of the cluster. All keys are required.
 struct NodeConfig {
   uint32_t id = 0;     // unique, 0..65535
@@ -151,11 +187,15 @@ struct ClusterConfig {
   // proxy.replicas may not exceed the number of nodes, and proxy.host:port may
   // not be a partition port of a node on the same host.
   ProxyConfig proxy;
+  StorageConfig storage;
   // [[nodes]]: at least one. Each node uses kv.partitions_per_node ports from
   // its port; those ranges may not overlap on one host. Default: 4 nodes on
   // 127.0.0.1:7000, 7010, 7020, 7030 (from config/default.toml; a
   // default-constructed ClusterConfig has none).
   std::vector<NodeConfig> nodes;
+  // [[storage_nodes]]: may be empty (the default: none). Unlike [[nodes]], a
+  // file's list replaces the default list.
+  std::vector<StorageNodeConfig> storage_nodes;
 
   // Where the configuration came from: the file path, or "<default>".
   // Not a setting; ignored by operator==.
@@ -163,10 +203,13 @@ struct ClusterConfig {
 
   // The node with this id, or nullptr.
   const NodeConfig* FindNode(uint32_t id) const;
+  // The storage node with this id, or nullptr.
+  const StorageNodeConfig* FindStorageNode(uint32_t id) const;
 
   bool operator==(const ClusterConfig& other) const {
     return name == other.name && transport == other.transport && kv == other.kv &&
-           client == other.client && proxy == other.proxy && nodes == other.nodes;
+           client == other.client && proxy == other.proxy && nodes == other.nodes &&
+           storage == other.storage && storage_nodes == other.storage_nodes;
   }
 };
 

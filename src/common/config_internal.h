@@ -55,6 +55,8 @@ struct Setting {
 std::span<const Setting<ClusterConfig>> ClusterSettings();
 // The keys of one [[nodes]] entry.
 std::span<const Setting<NodeConfig>> NodeSettings();
+// The keys of one [[storage_nodes]] entry.
+std::span<const Setting<StorageNodeConfig>> StorageNodeSettings();
 
 // The checks that involve more than one setting, run once the whole file is
 // applied: at least one node, the nodes' partition port ranges, and the

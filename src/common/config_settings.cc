@@ -35,6 +35,11 @@ constexpr std::string_view kBackends[] = {"ucx", "tcp"};
 constexpr std::string_view kGetModes[] = {"rpc", "ring", "read"};
 constexpr std::string_view kPutModes[] = {"rpc", "ring"};
 constexpr std::string_view kProxyIsolation[] = {"ramp", "none"};
+constexpr std::string_view kStorageEngines[] = {"threads", "uring", "none"};
+
+std::string CheckNotEmpty(std::string_view value) {
+  return value.empty() ? "must not be empty" : "";
+}
 
 // Grouped by section, sections in the order `config show` prints them.
 const Setting<ClusterConfig> kClusterSettings[] = {
@@ -267,6 +272,88 @@ const Setting<ClusterConfig> kClusterSettings[] = {
             "reply.",
      .min = 1,
      .max = 3'600'000},
+    {.key = "storage.block_bytes",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(ClusterConfig, storage.block_bytes),
+     .doc = "Block size a storage-node serves its device in; under O_DIRECT offsets and lengths "
+            "must be multiples of it.",
+     .min = 512,
+     .max = kMiB,
+     .power_of_two = true},
+    {.key = "storage.engine",
+     .kind = Kind::kChoice,
+     .field = RAMPART_FIELD(ClusterConfig, storage.engine),
+     .doc = "IO engine of the storage-nodes: `threads` a static pool of IO threads fed by the "
+            "polling thread, `uring` io_uring on the polling thread, `none` transport only (the "
+            "device is not touched).",
+     .choices = kStorageEngines},
+    {.key = "storage.io_threads",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, storage.io_threads),
+     .doc = "IO threads of the `threads` engine.",
+     .min = 1,
+     .max = 64},
+    {.key = "storage.queue_depth",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, storage.queue_depth),
+     .doc = "Requests a storage-node serves at once per connection; more wait in arrival order.",
+     .min = 1,
+     .max = 1024},
+    {.key = "storage.max_io_bytes",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(ClusterConfig, storage.max_io_bytes),
+     .doc = "Largest READ or WRITE; a longer one gets an error reply. At most `staging_bytes`.",
+     .min = 512,
+     .max = 64 * kMiB},
+    {.key = "storage.direct",
+     .kind = Kind::kBool,
+     .field = RAMPART_FIELD(ClusterConfig, storage.direct),
+     .doc = "Open backing files with O_DIRECT where the filesystem allows it (buffered "
+            "otherwise; the log says which)."},
+    {.key = "storage.staging_bytes",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(ClusterConfig, storage.staging_bytes),
+     .doc = "Registered staging memory of each connection to a storage-node, shared by its "
+            "requests in flight.",
+     .min = 64 * kKiB,
+     .max = 16 * kGiB},
+};
+
+// The keys of one [[storage_nodes]] entry.
+const Setting<StorageNodeConfig> kStorageNodeSettings[] = {
+    {.key = "id",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(StorageNodeConfig, id),
+     .doc = "Unique id of the storage node (`rampart storage-node --id`).",
+     .min = 0,
+     .max = 65535,
+     .required = true},
+    {.key = "host",
+     .kind = Kind::kString,
+     .field = RAMPART_FIELD(StorageNodeConfig, host),
+     .doc = "Host name or address the storage node listens on.",
+     .check = CheckHost,
+     .required = true},
+    {.key = "port",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(StorageNodeConfig, port),
+     .doc = "Port the storage node listens on. No two storage nodes share a host and port.",
+     .min = 1,
+     .max = 65535,
+     .required = true},
+    {.key = "path",
+     .kind = Kind::kString,
+     .field = RAMPART_FIELD(StorageNodeConfig, path),
+     .doc = "Backing file (created and grown to `size` when needed), or `ram` for memory.",
+     .check = CheckNotEmpty,
+     .required = true},
+    {.key = "size",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(StorageNodeConfig, size),
+     .doc = "Bytes served; a multiple of `storage.block_bytes`.",
+     .min = 512,
+     .max = uint64_t{1} << 50,
+     .required = true},
 };
 
 // The keys of one [[nodes]] entry.
@@ -299,6 +386,7 @@ const Setting<NodeConfig> kNodeSettings[] = {
 
 std::span<const Setting<ClusterConfig>> ClusterSettings() { return kClusterSettings; }
 std::span<const Setting<NodeConfig>> NodeSettings() { return kNodeSettings; }
+std::span<const Setting<StorageNodeConfig>> StorageNodeSettings() { return kStorageNodeSettings; }
 
 namespace {
 
@@ -350,6 +438,26 @@ Status CheckProxy(const ClusterConfig& config) {
   return Status::Ok();
 }
 
+// [storage] limits against each other, and every storage node's size against
+// the block size. (Duplicate ids and addresses are found while parsing.)
+Status CheckStorage(const ClusterConfig& config) {
+  const StorageConfig& st = config.storage;
+  if (st.max_io_bytes > st.staging_bytes) {
+    return InvalidArgument("storage.max_io_bytes ", FormatSize(st.max_io_bytes),
+                           " exceeds storage.staging_bytes ", FormatSize(st.staging_bytes),
+                           " (one request must fit in a connection's staging memory)");
+  }
+  for (size_t i = 0; i < config.storage_nodes.size(); ++i) {
+    const StorageNodeConfig& n = config.storage_nodes[i];
+    if (n.size % st.block_bytes != 0) {
+      return InvalidArgument("storage_nodes[", i, "].size ", n.size,
+                             " bytes is not a multiple of storage.block_bytes ",
+                             FormatSize(st.block_bytes));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status CheckClusterConfig(const ClusterConfig& config) {
@@ -357,7 +465,8 @@ Status CheckClusterConfig(const ClusterConfig& config) {
     return InvalidArgument("nodes: at least one [[nodes]] entry is required");
   }
   RAMPART_RETURN_IF_ERROR(CheckPartitionPorts(config));
-  return CheckProxy(config);
+  RAMPART_RETURN_IF_ERROR(CheckProxy(config));
+  return CheckStorage(config);
 }
 
 }  // namespace rampart::config_internal

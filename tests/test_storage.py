@@ -1,0 +1,152 @@
+"""Two-process tests of the storage tier: `rampart storage-node` serving a
+backing file, and the volume client in another process (`rampart bench iops`
+and `rampart bench replay`, which drive storage::VolumeClient).
+
+- IO through the node lands in the backing file, and a restarted node serves
+  the same file.
+- Out-of-range requests get error completions; the node keeps serving.
+- A node SIGKILLed mid-read makes the client fail fast with kUnavailable.
+
+Processes are stopped by PID; output goes to files under tmp_path.
+"""
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import RAMPART, free_ports, pid_alive, wait_gone
+
+DEVICE_BYTES = 16 << 20
+
+
+def storage_toml(port, path):
+    return (
+        '[cluster]\nname = "pytest-storage"\n'
+        '[transport]\nbackend = "ucx"\n'
+        '[storage]\nengine = "threads"\nio_threads = 2\nqueue_depth = 32\n'
+        'direct = false\nstaging_bytes = "4MiB"\nmax_io_bytes = "1MiB"\n'
+        f'[[storage_nodes]]\nid = 0\nhost = "127.0.0.1"\nport = {port}\n'
+        f'path = "{path}"\nsize = "{DEVICE_BYTES // (1 << 20)}MiB"\n'
+    )
+
+
+class StorageNode:
+    def __init__(self, tmp_path):
+        self.port = free_ports(1)[0]
+        self.file = tmp_path / "device.img"
+        self.config = tmp_path / "storage.toml"
+        self.config.write_text(storage_toml(self.port, self.file))
+        self.tmp_path = tmp_path
+        self.proc = None
+        self.starts = 0
+
+    def start(self):
+        self.starts += 1
+        log = open(self.tmp_path / f"node-{self.starts}.log", "w")
+        self.proc = subprocess.Popen(
+            [str(RAMPART), "--config", str(self.config), "storage-node", "--id", "0"],
+            stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                out = subprocess.run(["ss", "-ltnH", f"sport = :{self.port}"],
+                                     capture_output=True, text=True, timeout=5).stdout
+            except FileNotFoundError:
+                time.sleep(1)
+                return
+            if out.strip():
+                return
+            assert self.proc.poll() is None, "storage-node exited at start"
+            time.sleep(0.05)
+        raise AssertionError("storage-node did not listen")
+
+    def kill(self):
+        if self.proc and pid_alive(self.proc.pid):
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+    def stop(self):
+        if self.proc and pid_alive(self.proc.pid):
+            os.kill(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+@pytest.fixture
+def node(tmp_path):
+    n = StorageNode(tmp_path)
+    n.start()
+    yield n
+    n.stop()
+
+
+def bench(node, tmp_path, *args, timeout=60):
+    out = tmp_path / "bench.json"
+    p = subprocess.run(
+        [str(RAMPART), "--config", str(node.config), "bench", *args,
+         "--address", f"127.0.0.1:{node.port}", "--json", str(out)],
+        capture_output=True, text=True, timeout=timeout)
+    doc = json.loads(out.read_text()) if out.exists() else None
+    return p, doc
+
+
+def test_writes_reach_the_file_and_a_restart_serves_them(node, tmp_path):
+    # Writes of 0x5a blocks over the first MiB, then reads of all of it.
+    p, doc = bench(node, tmp_path, "iops", "--op", "write", "--pattern", "sequential",
+                   "--block-size", "16KiB", "--span", "1MiB", "--queue-depth", "8",
+                   "--connections", "2", "--seconds", "0.5")
+    assert p.returncode == 0, p.stderr + p.stdout
+    assert doc["results"]["ops"] > 0 and doc["results"]["errors"] == 0
+    data = node.file.read_bytes()
+    assert len(data) >= DEVICE_BYTES
+    assert data[:1 << 20] == b"\x5a" * (1 << 20)
+    node.kill()
+    node.start()
+    trace = tmp_path / "trace.txt"
+    trace.write_text("# offset length\n" + "".join(
+        f"{off} {ln}\n" for off, ln in [(0, 4096), (65536, 16384), (DEVICE_BYTES - 8192, 8192)]))
+    p, doc = bench(node, tmp_path, "replay", str(trace), "--concurrency", "3")
+    assert p.returncode == 0, p.stderr + p.stdout
+    assert doc["results"]["ops"] == 3 and doc["results"]["errors"] == 0
+
+
+def test_out_of_range_requests_get_errors(node, tmp_path):
+    trace = tmp_path / "trace.txt"
+    trace.write_text(f"{DEVICE_BYTES} 4096\n{DEVICE_BYTES - 4096} 8192\n0 4096\n")
+    p, doc = bench(node, tmp_path, "replay", str(trace), "--concurrency", "1")
+    assert p.returncode == 1
+    assert doc["results"]["errors"] == 2 and doc["results"]["ops"] == 1
+    # The node serves on.
+    p, doc = bench(node, tmp_path, "iops", "--seconds", "0.3")
+    assert p.returncode == 0, p.stderr + p.stdout
+
+
+def test_node_killed_mid_read_fails_the_client_fast(node, tmp_path):
+    out = tmp_path / "bench.json"
+    client = subprocess.Popen(
+        [str(RAMPART), "--config", str(node.config), "bench", "iops", "--seconds", "30",
+         "--queue-depth", "16", "--connections", "2",
+         "--address", f"127.0.0.1:{node.port}", "--json", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        time.sleep(1.5)
+        assert client.poll() is None, client.stdout.read()
+        node.kill()
+        killed = time.monotonic()
+        output, _ = client.communicate(timeout=10)
+        assert time.monotonic() - killed < 5, "the client did not fail fast"
+        assert client.returncode == 1, output
+        doc = json.loads(out.read_text())
+        assert doc["results"]["ops"] > 0
+        assert doc["results"]["errors"] > 0
+        assert "Unavailable" in doc["results"]["first_error"] or \
+            "unavailable" in doc["results"]["first_error"].lower()
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
