@@ -280,9 +280,12 @@ class Parser {
       const std::string full = prefix.empty() ? std::string(key->str())
                                               : StrCat(prefix, ".", key->str());
       if (prefix.empty() && full == kNodesKey) {
-        ApplyNodes(*node, config);
+        config.nodes = ApplyList(*node, "nodes", NodeSettings(), /*may_be_empty=*/false,
+                                 "every [[nodes]] entry needs id, host and port");
       } else if (prefix.empty() && full == kStorageNodesKey) {
-        ApplyStorageNodes(*node, config);
+        config.storage_nodes =
+            ApplyList(*node, "storage_nodes", StorageNodeSettings(), /*may_be_empty=*/true,
+                      "every [[storage_nodes]] entry needs id, host, port, path and size");
       } else if (const auto* s = FindSetting(ClusterSettings(), full)) {
         static_cast<void>(ApplySetting(*s, full, *node, config));
       } else if (IsSection(full)) {
@@ -298,82 +301,45 @@ class Parser {
     }
   }
 
-  void ApplyNodes(const toml::node& node, ClusterConfig& config) {
+  // A list of tables ([[nodes]], [[storage_nodes]]): every entry through its
+  // settings table, ids and addresses unique within the list.
+  template <typename Entry>
+  std::vector<Entry> ApplyList(const toml::node& node, std::string_view list,
+                               std::span<const Setting<Entry>> settings, bool may_be_empty,
+                               std::string_view required_text) {
+    std::vector<Entry> entries;
     const toml::array* array = node.as_array();
     if (!array) {
-      static_cast<void>(At(node.source(), "nodes must be an array of tables ([[nodes]]), got ",
-                           Describe(node)));
-      return;
+      static_cast<void>(At(node.source(), list, " must be an array of tables ([[", list,
+                           "]]), got ", Describe(node)));
+      return entries;
     }
-    if (array->empty()) {
-      static_cast<void>(At(node.source(), "nodes must list at least one node"));
-      return;
+    if (array->empty() && !may_be_empty) {
+      static_cast<void>(At(node.source(), list, " must list at least one node"));
+      return entries;
     }
-    std::vector<NodeConfig> nodes;
     std::map<uint32_t, size_t> by_id;
     std::map<std::string, size_t> by_address;
     for (size_t i = 0; i < array->size(); ++i) {
       const toml::node& element = *array->get(i);
-      const std::string name = StrCat("nodes[", i, "]");
+      const std::string name = StrCat(list, "[", i, "]");
       const toml::table* table = element.as_table();
       if (!table) {
         static_cast<void>(At(element.source(), name, " must be a table, got ", Describe(element)));
         continue;
       }
-      NodeConfig n;
-      if (!ApplyNode(*table, name, n).ok()) continue;
+      Entry n;
+      if (!ApplyEntry(*table, name, settings, n, required_text).ok()) continue;
       if (auto [it, fresh] = by_id.emplace(n.id, i); !fresh) {
         static_cast<void>(At(table->get("id")->source(), name, ".id ", n.id,
-                             " is already the id of nodes[", it->second, "]"));
+                             " is already the id of ", list, "[", it->second, "]"));
       } else if (auto [at, fresh_address] = by_address.emplace(n.address(), i); !fresh_address) {
         static_cast<void>(At(table->get("port")->source(), name, " address ", n.address(),
-                             " is already the address of nodes[", at->second, "]"));
+                             " is already the address of ", list, "[", at->second, "]"));
       }
-      nodes.push_back(std::move(n));
+      entries.push_back(std::move(n));
     }
-    config.nodes = std::move(nodes);
-  }
-
-  Status ApplyNode(const toml::table& table, const std::string& name, NodeConfig& node) {
-    return ApplyEntry(table, name, NodeSettings(), node, "every [[nodes]] entry needs id, host and port");
-  }
-
-  // [[storage_nodes]]: like [[nodes]], but an empty list is valid.
-  void ApplyStorageNodes(const toml::node& node, ClusterConfig& config) {
-    const toml::array* array = node.as_array();
-    if (!array) {
-      static_cast<void>(At(node.source(),
-                           "storage_nodes must be an array of tables ([[storage_nodes]]), got ",
-                           Describe(node)));
-      return;
-    }
-    std::vector<StorageNodeConfig> nodes;
-    std::map<uint32_t, size_t> by_id;
-    std::map<std::string, size_t> by_address;
-    for (size_t i = 0; i < array->size(); ++i) {
-      const toml::node& element = *array->get(i);
-      const std::string name = StrCat("storage_nodes[", i, "]");
-      const toml::table* table = element.as_table();
-      if (!table) {
-        static_cast<void>(At(element.source(), name, " must be a table, got ", Describe(element)));
-        continue;
-      }
-      StorageNodeConfig n;
-      if (!ApplyEntry(*table, name, StorageNodeSettings(), n,
-                      "every [[storage_nodes]] entry needs id, host, port, path and size")
-               .ok()) {
-        continue;
-      }
-      if (auto [it, fresh] = by_id.emplace(n.id, i); !fresh) {
-        static_cast<void>(At(table->get("id")->source(), name, ".id ", n.id,
-                             " is already the id of storage_nodes[", it->second, "]"));
-      } else if (auto [at, fresh_address] = by_address.emplace(n.address(), i); !fresh_address) {
-        static_cast<void>(At(table->get("port")->source(), name, " address ", n.address(),
-                             " is already the address of storage_nodes[", at->second, "]"));
-      }
-      nodes.push_back(std::move(n));
-    }
-    config.storage_nodes = std::move(nodes);
+    return entries;
   }
 
   template <typename Target>
