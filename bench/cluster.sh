@@ -27,6 +27,21 @@ bench_venv() {
   fi
 }
 
+stop_pid() {  # PID [SECONDS]: SIGTERM, up to SECONDS (default 10), then SIGKILL; reaps it
+  local pid=$1 limit=${2:-10} i
+  kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
+  kill -TERM "$pid" 2>/dev/null || true
+  for i in $(seq 1 $((limit * 10))); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "$(basename "$0"): pid $pid did not stop in $limit s: SIGKILL" >&2
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+}
+
 cleanup() {
   stop_cluster
   rm -rf "$tmp"

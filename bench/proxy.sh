@@ -72,21 +72,6 @@ tmp=$(mktemp -d)
 pids=()       # every process started here, stopped by PID on exit
 pid_names=()
 
-stop_pid() {  # PID: SIGTERM, up to 10 s, then SIGKILL
-  local pid=$1 i
-  kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
-  kill -TERM "$pid" 2>/dev/null || true
-  for i in $(seq 1 100); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    echo "proxy.sh: pid $pid did not stop in 10 s: SIGKILL" >&2
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  wait "$pid" 2>/dev/null || true
-}
-
 stop_all() {
   local i
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do

@@ -103,20 +103,8 @@ fi
 tmp=$(mktemp -d)
 run_pid=""
 stop_run() {  # run.sh stops its YCSB and its cluster on SIGTERM (its EXIT trap)
-  local i
   [ -n "$run_pid" ] || return 0
-  if kill -0 "$run_pid" 2>/dev/null; then
-    kill -TERM "$run_pid" 2>/dev/null || true
-    for i in $(seq 1 200); do
-      kill -0 "$run_pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    if kill -0 "$run_pid" 2>/dev/null; then
-      echo "ycsb.sh: run.sh (pid $run_pid) did not stop in 20 s: SIGKILL" >&2
-      kill -KILL "$run_pid" 2>/dev/null || true
-    fi
-  fi
-  wait "$run_pid" 2>/dev/null || true
+  stop_pid "$run_pid" 20
   run_pid=""
 }
 cleanup() {
