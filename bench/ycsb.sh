@@ -2,6 +2,9 @@
 # Seed 000's YCSB experiment (§5.5, Fig. 7) with the rampart binding: throughput vs read
 # ratio for transactions of TXNLEN keys, one `ycsb/run.sh` per point (each starts and stops
 # its own `rampart up` cluster; one at a time). Run `bench/ycsb.sh --help`.
+# The whole script is one { ... } block: bash parses it before running any of it, so an edit of
+# this file during a sweep (tens of minutes) cannot derail the running copy.
+{
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -364,3 +367,5 @@ print(f"ycsb bench: {n} points written to {out}", file=sys.stderr)
 PY
 
 bench/.venv/bin/python bench/plot_ycsb.py "$out"
+exit
+}
