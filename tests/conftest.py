@@ -225,13 +225,18 @@ def run_cluster(c):
         c.start()
         yield c
     finally:
-        c.stop()
-        # Children get PR_SET_PDEATHSIG(SIGTERM); kill any straggler anyway.
-        for pid in wait_gone(c.pids(), timeout_s=5.0):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        stop_cluster(c)
+
+
+def stop_cluster(c):
+    """Stops `up` by PID, then SIGKILLs any of its processes still alive
+    (children get PR_SET_PDEATHSIG(SIGTERM); this catches stragglers)."""
+    c.stop()
+    for pid in wait_gone(c.pids(), timeout_s=5.0):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 # ---------------------------------------------------------------------------
@@ -310,13 +315,7 @@ class ProxyTarget:
         self.host = self.cluster.proxy["host"]
 
     def stop(self):
-        c = self.cluster
-        c.stop()
-        for pid in wait_gone(c.pids(), timeout_s=5.0):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        stop_cluster(self.cluster)
 
 
 # Target names, as they appear in test ids: "redis" is the reference server,

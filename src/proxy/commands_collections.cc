@@ -8,43 +8,33 @@
 namespace rampart::proxy::internal {
 namespace {
 
-// The key's hash (empty when absent) and its expiry; errors as Redis text.
-struct LoadedHash {
-  HashFields fields;
+// A collection stored at a key (empty when absent) and its expiry; errors as
+// Redis text. Decode is DecodeHash or SortedSet::Decode.
+template <typename T>
+struct Loaded {
+  T value;
   uint64_t expire_at_ms = 0;
 };
-Result<LoadedHash> LoadHash(DataView& data, std::string_view key) {
-  RAMPART_ASSIGN_OR_RETURN(auto v, data.FindTyped(key, ValueType::kHash));
-  LoadedHash h;
-  if (!v.has_value()) return h;
-  auto fields = DecodeHash(v->payload);
-  if (!fields.ok()) return Corruption("ERR hash \"", key, "\" is damaged: ", fields.status().message());
-  h.fields = std::move(*fields);
-  h.expire_at_ms = v->expire_at_ms;
-  return h;
-}
-
-struct LoadedZset {
-  SortedSet set;
-  uint64_t expire_at_ms = 0;
-};
-Result<LoadedZset> LoadZset(DataView& data, std::string_view key) {
-  RAMPART_ASSIGN_OR_RETURN(auto v, data.FindTyped(key, ValueType::kZset));
-  LoadedZset z;
-  if (!v.has_value()) return z;
-  auto set = SortedSet::Decode(v->payload);
-  if (!set.ok()) return Corruption("ERR sorted set \"", key, "\" is damaged: ", set.status().message());
-  z.set = std::move(*set);
-  z.expire_at_ms = v->expire_at_ms;
-  return z;
-}
-
-bool EqualsNoCase(std::string_view a, std::string_view lower) {
-  if (a.size() != lower.size()) return false;
-  for (size_t n = 0; n < a.size(); ++n) {
-    if (std::tolower(static_cast<unsigned char>(a[n])) != lower[n]) return false;
+template <typename T, typename Decode>
+Result<Loaded<T>> LoadCollection(DataView& data, std::string_view key, ValueType type,
+                                 Decode decode, std::string_view what) {
+  RAMPART_ASSIGN_OR_RETURN(auto v, data.FindTyped(key, type));
+  Loaded<T> loaded;
+  if (!v.has_value()) return loaded;
+  auto decoded = decode(v->payload);
+  if (!decoded.ok()) {
+    return Corruption("ERR ", what, " \"", key, "\" is damaged: ", decoded.status().message());
   }
-  return true;
+  loaded.value = std::move(*decoded);
+  loaded.expire_at_ms = v->expire_at_ms;
+  return loaded;
+}
+
+Result<Loaded<HashFields>> LoadHash(DataView& data, std::string_view key) {
+  return LoadCollection<HashFields>(data, key, ValueType::kHash, DecodeHash, "hash");
+}
+Result<Loaded<SortedSet>> LoadZset(DataView& data, std::string_view key) {
+  return LoadCollection<SortedSet>(data, key, ValueType::kZset, SortedSet::Decode, "sorted set");
 }
 
 }  // namespace
@@ -59,10 +49,10 @@ void HSet(Args args, DataView& data, resp::Writer& out) {
   if (ReplyIfError(h.status(), out)) return;
   int64_t added = 0;
   for (size_t n = 2; n + 1 < args.size(); n += 2) {
-    auto [it, fresh] = h->fields.insert_or_assign(std::string(args[n]), std::string(args[n + 1]));
+    auto [it, fresh] = h->value.insert_or_assign(std::string(args[n]), std::string(args[n + 1]));
     added += fresh;
   }
-  data.Put(args[1], EncodeHash(h->fields, h->expire_at_ms));
+  data.Put(args[1], EncodeHash(h->value, h->expire_at_ms));
   if (EqualsNoCase(args[0], "hmset")) {
     out.Simple("OK");
   } else {
@@ -73,8 +63,8 @@ void HSet(Args args, DataView& data, resp::Writer& out) {
 void HGet(Args args, DataView& data, resp::Writer& out) {
   auto h = LoadHash(data, args[1]);
   if (ReplyIfError(h.status(), out)) return;
-  auto it = h->fields.find(args[2]);
-  if (it == h->fields.end()) return out.Null();
+  auto it = h->value.find(args[2]);
+  if (it == h->value.end()) return out.Null();
   out.Bulk(it->second);
 }
 
@@ -83,8 +73,8 @@ void HMGet(Args args, DataView& data, resp::Writer& out) {
   if (ReplyIfError(h.status(), out)) return;
   out.Array(args.size() - 2);
   for (size_t n = 2; n < args.size(); ++n) {
-    auto it = h->fields.find(args[n]);
-    if (it == h->fields.end()) {
+    auto it = h->value.find(args[n]);
+    if (it == h->value.end()) {
       out.Null();
     } else {
       out.Bulk(it->second);
@@ -95,8 +85,8 @@ void HMGet(Args args, DataView& data, resp::Writer& out) {
 void HGetAll(Args args, DataView& data, resp::Writer& out) {
   auto h = LoadHash(data, args[1]);
   if (ReplyIfError(h.status(), out)) return;
-  out.Map(h->fields.size());
-  for (const auto& [field, value] : h->fields) {
+  out.Map(h->value.size());
+  for (const auto& [field, value] : h->value) {
     out.Bulk(field);
     out.Bulk(value);
   }
@@ -107,16 +97,16 @@ void HDel(Args args, DataView& data, resp::Writer& out) {
   if (ReplyIfError(h.status(), out)) return;
   int64_t removed = 0;
   for (size_t n = 2; n < args.size(); ++n) {
-    auto it = h->fields.find(args[n]);
-    if (it == h->fields.end()) continue;
-    h->fields.erase(it);
+    auto it = h->value.find(args[n]);
+    if (it == h->value.end()) continue;
+    h->value.erase(it);
     ++removed;
   }
   if (removed > 0) {
-    if (h->fields.empty()) {
+    if (h->value.empty()) {
       data.Delete(args[1]);  // Redis removes an empty hash
     } else {
-      data.Put(args[1], EncodeHash(h->fields, h->expire_at_ms));
+      data.Put(args[1], EncodeHash(h->value, h->expire_at_ms));
     }
   }
   out.Integer(removed);
@@ -125,13 +115,13 @@ void HDel(Args args, DataView& data, resp::Writer& out) {
 void HLen(Args args, DataView& data, resp::Writer& out) {
   auto h = LoadHash(data, args[1]);
   if (ReplyIfError(h.status(), out)) return;
-  out.Integer(static_cast<int64_t>(h->fields.size()));
+  out.Integer(static_cast<int64_t>(h->value.size()));
 }
 
 void HExists(Args args, DataView& data, resp::Writer& out) {
   auto h = LoadHash(data, args[1]);
   if (ReplyIfError(h.status(), out)) return;
-  out.Integer(h->fields.count(args[2]) > 0 ? 1 : 0);
+  out.Integer(h->value.count(args[2]) > 0 ? 1 : 0);
 }
 
 void ZAdd(Args args, DataView& data, resp::Writer& out) {
@@ -161,13 +151,13 @@ void ZAdd(Args args, DataView& data, resp::Writer& out) {
   int64_t added = 0, changed = 0;
   for (size_t s = n, k = 0; s < args.size(); s += 2, ++k) {
     const std::string_view member = args[s + 1];
-    const std::optional<double> old = z->set.Score(member);
+    const std::optional<double> old = z->value.Score(member);
     if ((nx && old.has_value()) || (xx && !old.has_value())) continue;
-    z->set.Add(member, scores[k]);
+    z->value.Add(member, scores[k]);
     added += !old.has_value();
     changed += !old.has_value() || *old != scores[k];
   }
-  if (changed > 0) data.Put(args[1], z->set.Encode(z->expire_at_ms));
+  if (changed > 0) data.Put(args[1], z->value.Encode(z->expire_at_ms));
   out.Integer(ch ? changed : added);
 }
 
@@ -175,12 +165,12 @@ void ZRem(Args args, DataView& data, resp::Writer& out) {
   auto z = LoadZset(data, args[1]);
   if (ReplyIfError(z.status(), out)) return;
   int64_t removed = 0;
-  for (size_t n = 2; n < args.size(); ++n) removed += z->set.Remove(args[n]);
+  for (size_t n = 2; n < args.size(); ++n) removed += z->value.Remove(args[n]);
   if (removed > 0) {
-    if (z->set.size() == 0) {
+    if (z->value.size() == 0) {
       data.Delete(args[1]);
     } else {
-      data.Put(args[1], z->set.Encode(z->expire_at_ms));
+      data.Put(args[1], z->value.Encode(z->expire_at_ms));
     }
   }
   out.Integer(removed);
@@ -189,7 +179,7 @@ void ZRem(Args args, DataView& data, resp::Writer& out) {
 void ZScore(Args args, DataView& data, resp::Writer& out) {
   auto z = LoadZset(data, args[1]);
   if (ReplyIfError(z.status(), out)) return;
-  const std::optional<double> score = z->set.Score(args[2]);
+  const std::optional<double> score = z->value.Score(args[2]);
   if (!score.has_value()) return out.Null();
   if (out.protocol() >= 3) return out.Double(*score);
   out.Bulk(FormatScore(*score));
@@ -198,7 +188,7 @@ void ZScore(Args args, DataView& data, resp::Writer& out) {
 void ZCard(Args args, DataView& data, resp::Writer& out) {
   auto z = LoadZset(data, args[1]);
   if (ReplyIfError(z.status(), out)) return;
-  out.Integer(static_cast<int64_t>(z->set.size()));
+  out.Integer(static_cast<int64_t>(z->value.size()));
 }
 
 void ZRangeByScore(Args args, DataView& data, resp::Writer& out) {
@@ -225,7 +215,7 @@ void ZRangeByScore(Args args, DataView& data, resp::Writer& out) {
   }
   auto z = LoadZset(data, args[1]);
   if (ReplyIfError(z.status(), out)) return;
-  const auto range = z->set.RangeByScore(*min, *max, offset, count);
+  const auto range = z->value.RangeByScore(*min, *max, offset, count);
   if (with_scores && out.protocol() >= 3) {
     out.Array(range.size());
     for (const auto& [member, score] : range) {

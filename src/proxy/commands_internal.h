@@ -3,6 +3,8 @@
 // sorted sets in commands_collections.cc.
 #pragma once
 
+#include <cctype>
+
 #include "proxy/commands.h"
 
 namespace rampart::proxy::internal {
@@ -10,6 +12,16 @@ namespace rampart::proxy::internal {
 // Replies the error of a failed lookup or parse (its message is the Redis
 // error text) and returns true when `s` is not OK.
 bool ReplyIfError(const Status& s, resp::Writer& out);
+
+// Whether `a` equals `lower` ignoring the case of `a` (option names).
+// REQUIRES: `lower` is lower case.
+inline bool EqualsNoCase(std::string_view a, std::string_view lower) {
+  if (a.size() != lower.size()) return false;
+  for (size_t n = 0; n < a.size(); ++n) {
+    if (std::tolower(static_cast<unsigned char>(a[n])) != lower[n]) return false;
+  }
+  return true;
+}
 
 #define RAMPART_PROXY_APPLY(name) void name(Args args, DataView& data, resp::Writer& out)
 RAMPART_PROXY_APPLY(Get);

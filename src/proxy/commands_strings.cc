@@ -7,14 +7,6 @@
 namespace rampart::proxy::internal {
 namespace {
 
-bool EqualsNoCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t n = 0; n < a.size(); ++n) {
-    if (std::tolower(static_cast<unsigned char>(a[n])) != b[n]) return false;
-  }
-  return true;
-}
-
 // SET's options after key and value.
 struct SetOptions {
   bool nx = false, xx = false, get = false, keep_ttl = false;
