@@ -134,6 +134,12 @@ TEST_P(ChannelTest, KilledPeerFailsTheChannel) {
   auto msg = Message(100, 1);
   ASSERT_TRUE(SendVec(*channel, msg).ok());
   ASSERT_TRUE(client().Await([&] { return !replies_.empty(); }));
+  // Both sides go idle before the kill. Over UCX 1.13.1's tcp transport a peer
+  // killed while bytes are still in flight on the connection can make our own
+  // progress abort the process (tcp_ep.c:939 assertion, ~7 % of runs; see
+  // docs/transport.md "Known UCX defects"). Killing a peer mid-transfer is
+  // covered by TcpPeerFailureTest on rampart's own tcp backend.
+  client().Await([] { return false; }, 100ms);
   pc_.peer->Kill();
   ASSERT_TRUE(client().Await([&] { return client().disconnected; }, 5s));
   EXPECT_FALSE(channel->connected());
