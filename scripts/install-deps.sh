@@ -20,6 +20,9 @@ packages=(
   redis-server nutcracker         # the proxy benchmark's baselines (Redis, twemproxy)
   clang libclang-rt-14-dev        # libFuzzer for the RESP parser
   openjdk-17-jdk-headless maven   # YCSB binding: librampart_jni (JNI headers), ycsb/ (Maven)
+  libnbd-bin                      # nbdinfo, nbdcopy: NBD export tests
+  qemu-utils                      # qemu-img: NBD export tests
+  fio                             # fio --ioengine=nbd: NBD export tests and benchmark
 )
 
 missing=()
