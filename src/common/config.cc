@@ -1,7 +1,9 @@
 // The TOML walk behind config.h.
 //
 // Every setting is one row of the settings table in config_settings.cc
-// (ClusterSettings(), or NodeSettings() for the keys of a [[nodes]] entry):
+// (ClusterSettings(), or NodeSettings(), StorageNodeSettings() and
+// VolumeSettings() for the keys of a [[nodes]], [[storage_nodes]] or
+// [[volumes]] entry):
 // its dotted key, kind, range, doc and the field it fills. Parsing, `config
 // show`, the docs table and the unknown-key suggestions are all driven from
 // these rows, like redis's config.c.
@@ -35,9 +37,11 @@ using config_internal::Kind;
 using config_internal::NodeSettings;
 using config_internal::Setting;
 using config_internal::StorageNodeSettings;
+using config_internal::VolumeSettings;
 
 constexpr std::string_view kNodesKey = "nodes";
 constexpr std::string_view kStorageNodesKey = "storage_nodes";
+constexpr std::string_view kVolumesKey = "volumes";
 constexpr std::string_view kDefaultOrigin = "<default>";
 
 // ---------------------------------------------------------------------------
@@ -112,6 +116,10 @@ std::string FormatValue(const Setting<Target>& s, const Target& target) {
         using Slot = std::remove_cvref_t<decltype(slot)>;
         if constexpr (std::is_same_v<Slot, std::string>) {
           return Quote(slot);
+        } else if constexpr (std::is_same_v<Slot, std::vector<uint32_t>>) {
+          std::string out = "[";
+          for (size_t i = 0; i < slot.size(); ++i) out += StrCat(i > 0 ? ", " : "", slot[i]);
+          return out + "]";
         } else if constexpr (std::is_same_v<Slot, bool>) {
           return slot ? "true" : "false";
         } else {
@@ -140,6 +148,7 @@ std::string TypeText(const Setting<Target>& s) {
       return StrCat("size, ", s.power_of_two ? "power of two, " : "", FormatSize(s.min), "..",
                     FormatSize(s.max));
     case Kind::kBool: return "boolean";
+    case Kind::kIdList: return StrCat("array of integers, ", s.min, "..", s.max);
   }
   return "";
 }
@@ -205,6 +214,7 @@ const std::vector<std::string>& KnownClusterKeys() {
     }
     add(std::string(kNodesKey));
     add(std::string(kStorageNodesKey));
+    add(std::string(kVolumesKey));
     return out;
   }();
   return keys;
@@ -286,6 +296,9 @@ class Parser {
         config.storage_nodes =
             ApplyList(*node, "storage_nodes", StorageNodeSettings(), /*may_be_empty=*/true,
                       "every [[storage_nodes]] entry needs id, host, port, path and size");
+      } else if (prefix.empty() && full == kVolumesKey) {
+        config.volumes = ApplyList(*node, "volumes", VolumeSettings(), /*may_be_empty=*/true,
+                                   "every [[volumes]] entry needs name, size and nodes");
       } else if (const auto* s = FindSetting(ClusterSettings(), full)) {
         static_cast<void>(ApplySetting(*s, full, *node, config));
       } else if (IsSection(full)) {
@@ -301,8 +314,9 @@ class Parser {
     }
   }
 
-  // A list of tables ([[nodes]], [[storage_nodes]]): every entry through its
-  // settings table, ids and addresses unique within the list.
+  // A list of tables ([[nodes]], [[storage_nodes]], [[volumes]]): every entry
+  // through its settings table; node ids and addresses, and volume names,
+  // unique within the list.
   template <typename Entry>
   std::vector<Entry> ApplyList(const toml::node& node, std::string_view list,
                                std::span<const Setting<Entry>> settings, bool may_be_empty,
@@ -320,6 +334,7 @@ class Parser {
     }
     std::map<uint32_t, size_t> by_id;
     std::map<std::string, size_t> by_address;
+    std::map<std::string, size_t> by_name;
     for (size_t i = 0; i < array->size(); ++i) {
       const toml::node& element = *array->get(i);
       const std::string name = StrCat(list, "[", i, "]");
@@ -330,7 +345,12 @@ class Parser {
       }
       Entry n;
       if (!ApplyEntry(*table, name, settings, n, required_text).ok()) continue;
-      if (auto [it, fresh] = by_id.emplace(n.id, i); !fresh) {
+      if constexpr (std::is_same_v<Entry, VolumeConfig>) {
+        if (auto [it, fresh] = by_name.emplace(n.name, i); !fresh) {
+          static_cast<void>(At(table->get("name")->source(), name, ".name ", Quote(n.name),
+                               " is already the name of ", list, "[", it->second, "]"));
+        }
+      } else if (auto [it, fresh] = by_id.emplace(n.id, i); !fresh) {
         static_cast<void>(At(table->get("id")->source(), name, ".id ", n.id,
                              " is already the id of ", list, "[", it->second, "]"));
       } else if (auto [at, fresh_address] = by_address.emplace(n.address(), i); !fresh_address) {
@@ -428,6 +448,27 @@ class Parser {
         Assign(s, target, v->get());
         return Status::Ok();
       }
+      case Kind::kIdList: {
+        const auto* array = node.as_array();
+        if (!array) return At(where, key, " must be an array of integers, got ", Describe(node));
+        std::vector<uint32_t> ids;
+        for (size_t i = 0; i < array->size(); ++i) {
+          const toml::node& element = *array->get(i);
+          const auto* v = element.as_integer();
+          if (!v) {
+            return At(element.source(), key, "[", i, "] must be an integer, got ",
+                      Describe(element));
+          }
+          if (v->get() < 0 || static_cast<uint64_t>(v->get()) < s.min ||
+              static_cast<uint64_t>(v->get()) > s.max) {
+            return At(element.source(), key, "[", i, "] must be between ", s.min, " and ", s.max,
+                      ", got ", v->get());
+          }
+          ids.push_back(static_cast<uint32_t>(v->get()));
+        }
+        Assign(s, target, ids);
+        return Status::Ok();
+      }
     }
     return InternalError("unhandled setting kind");
   }
@@ -455,9 +496,45 @@ const Result<ClusterConfig>& EmbeddedDefault() {
   return config;
 }
 
+// Every entry of a list of tables as a [[list]] section.
+template <typename Entry>
+std::string FormatList(std::string_view list, std::span<const Setting<Entry>> settings,
+                       const std::vector<Entry>& entries) {
+  std::string out;
+  for (const Entry& entry : entries) {
+    out += StrCat("\n[[", list, "]]\n");
+    for (const auto& s : settings) out += StrCat(s.key, " = ", FormatValue(s, entry), "\n");
+  }
+  return out;
+}
+
+// The docs of the keys of a list's entries, as "list[].key".
+template <typename Entry>
+std::vector<SettingDoc> DescribeList(std::string_view list,
+                                     std::span<const Setting<Entry>> settings) {
+  std::vector<SettingDoc> out;
+  for (const auto& s : settings) {
+    out.push_back({StrCat(list, "[].", s.key), TypeText(s),
+                   s.required ? "required" : FormatValue(s, Entry{}), std::string(s.doc)});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string NodeConfig::address() const { return StrCat(host, ":", port); }
+
+uint64_t VolumeConfig::stripes() const {
+  const uint64_t stripe_bytes = data_cells() * cell_bytes;
+  return (size + stripe_bytes - 1) / stripe_bytes;
+}
+
+const VolumeConfig* ClusterConfig::FindVolume(std::string_view volume_name) const {
+  for (const VolumeConfig& v : volumes) {
+    if (v.name == volume_name) return &v;
+  }
+  return nullptr;
+}
 std::string StorageNodeConfig::address() const { return StrCat(host, ":", port); }
 
 const StorageNodeConfig* ClusterConfig::FindStorageNode(uint32_t node_id) const {
@@ -511,16 +588,9 @@ std::string FormatClusterConfig(const ClusterConfig& config) {
     }
     out += StrCat(s.key.substr(dot + 1), " = ", FormatValue(s, config), "\n");
   }
-  for (const NodeConfig& node : config.nodes) {
-    out += "\n[[nodes]]\n";
-    for (const auto& s : NodeSettings()) out += StrCat(s.key, " = ", FormatValue(s, node), "\n");
-  }
-  for (const StorageNodeConfig& node : config.storage_nodes) {
-    out += "\n[[storage_nodes]]\n";
-    for (const auto& s : StorageNodeSettings()) {
-      out += StrCat(s.key, " = ", FormatValue(s, node), "\n");
-    }
-  }
+  out += FormatList(kNodesKey, NodeSettings(), config.nodes);
+  out += FormatList(kStorageNodesKey, StorageNodeSettings(), config.storage_nodes);
+  out += FormatList(kVolumesKey, VolumeSettings(), config.volumes);
   return out;
 }
 
@@ -530,14 +600,10 @@ std::vector<SettingDoc> DescribeClusterSettings() {
   for (const auto& s : ClusterSettings()) {
     out.push_back({std::string(s.key), TypeText(s), FormatValue(s, defaults), std::string(s.doc)});
   }
-  for (const auto& s : NodeSettings()) {
-    out.push_back({StrCat(kNodesKey, "[].", s.key), TypeText(s),
-                   s.required ? "required" : FormatValue(s, NodeConfig{}), std::string(s.doc)});
-  }
-  for (const auto& s : StorageNodeSettings()) {
-    out.push_back({StrCat(kStorageNodesKey, "[].", s.key), TypeText(s),
-                   s.required ? "required" : FormatValue(s, StorageNodeConfig{}),
-                   std::string(s.doc)});
+  for (auto&& list : {DescribeList(kNodesKey, NodeSettings()),
+                      DescribeList(kStorageNodesKey, StorageNodeSettings()),
+                      DescribeList(kVolumesKey, VolumeSettings())}) {
+    out.insert(out.end(), list.begin(), list.end());
   }
   return out;
 }

@@ -165,6 +165,36 @@ struct StorageNodeConfig {
   bool operator==(const StorageNodeConfig&) const = default;
 };
 
+// Bytes at the start of a volume's area on each of its nodes reserved for the
+// volume's metadata (the write-intent log); the stripes' cells follow. A
+// multiple of every allowed cell_bytes. Persisted (docs/volume_format.md): do
+// not change.
+inline constexpr uint64_t kVolumeMetadataBytes = kMiB;
+
+// One [[volumes]] entry: an erasure-coded volume striped over storage nodes
+// (src/storage/volume_layout.h, docs/volume_format.md). Each stripe has k =
+// nodes.size() - 1 data cells and one XOR parity cell, one cell per node.
+// name, size and nodes are required. Validated against [[storage_nodes]]:
+// every node exists, and the volume's area [node_offset, node_offset +
+// area_bytes()) fits in the node and overlaps no other volume's area on it.
+struct VolumeConfig {
+  std::string name;               // unique among volumes; letters, digits, '.', '_', '-'
+  uint64_t size = 0;              // bytes of data, 1B..1024TiB
+  uint64_t cell_bytes = 16 * kKiB;  // power of two, 4KiB..1MiB, >= storage.block_bytes
+  std::vector<uint32_t> nodes;    // storage node ids, at least 3, distinct
+  uint64_t node_offset = 0;       // where the area starts on each node; a multiple of cell_bytes
+
+  // k: data cells per stripe. 0 when fewer than two nodes are listed.
+  uint64_t data_cells() const { return nodes.empty() ? 0 : nodes.size() - 1; }
+  // size rounded up to whole stripes of data_cells() cells. REQUIRES: data_cells() > 0.
+  uint64_t stripes() const;
+  // Bytes the volume uses on each of its nodes from node_offset: the metadata
+  // area, then one cell per stripe. REQUIRES: data_cells() > 0.
+  uint64_t area_bytes() const { return kVolumeMetadataBytes + stripes() * cell_bytes; }
+
+  bool operator==(const VolumeConfig&) const = default;
+};
+
 // One [[nodes]] entry: a process of the cluster. All keys are required.
 struct NodeConfig {
   uint32_t id = 0;     // unique, 0..65535
@@ -196,6 +226,9 @@ struct ClusterConfig {
   // [[storage_nodes]]: may be empty (the default: none). Unlike [[nodes]], a
   // file's list replaces the default list.
   std::vector<StorageNodeConfig> storage_nodes;
+  // [[volumes]]: may be empty (the default: none); a file's list replaces the
+  // default list.
+  std::vector<VolumeConfig> volumes;
 
   // Where the configuration came from: the file path, or "<default>".
   // Not a setting; ignored by operator==.
@@ -205,11 +238,14 @@ struct ClusterConfig {
   const NodeConfig* FindNode(uint32_t id) const;
   // The storage node with this id, or nullptr.
   const StorageNodeConfig* FindStorageNode(uint32_t id) const;
+  // The volume with this name, or nullptr.
+  const VolumeConfig* FindVolume(std::string_view name) const;
 
   bool operator==(const ClusterConfig& other) const {
     return name == other.name && transport == other.transport && kv == other.kv &&
            client == other.client && proxy == other.proxy && nodes == other.nodes &&
-           storage == other.storage && storage_nodes == other.storage_nodes;
+           storage == other.storage && storage_nodes == other.storage_nodes &&
+           volumes == other.volumes;
   }
 };
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "common/config.h"
 #include "common/status.h"
@@ -23,15 +24,17 @@ enum class Kind {
   kInteger,  // integer in [min, max]
   kSize,     // integer bytes or "64MiB", in [min, max], maybe a power of two
   kBool,     // TOML true or false
+  kIdList,   // array of integers, each in [min, max]
 };
 
 // The field a setting fills. A row's kind and field agree: kString and
 // kChoice fill a std::string, kBool a bool, kInteger and kSize an integer
-// wide enough for `max`.
+// wide enough for `max`, kIdList a std::vector<uint32_t>.
 template <typename Target>
 using FieldRef =
     std::variant<std::string& (*)(Target&), uint64_t& (*)(Target&), uint32_t& (*)(Target&),
-                 uint16_t& (*)(Target&), bool& (*)(Target&)>;
+                 uint16_t& (*)(Target&), bool& (*)(Target&),
+                 std::vector<uint32_t>& (*)(Target&)>;
 
 // Returns what is wrong with a string value ("must not be empty"), or "".
 using StringCheck = std::string (*)(std::string_view value);
@@ -42,7 +45,7 @@ struct Setting {
   Kind kind;
   FieldRef<Target> field;
   std::string_view doc;
-  uint64_t min = 0;  // kInteger, kSize
+  uint64_t min = 0;  // kInteger, kSize, kIdList (each element)
   uint64_t max = 0;
   bool power_of_two = false;  // kSize
   std::span<const std::string_view> choices = {};  // kChoice
@@ -57,10 +60,13 @@ std::span<const Setting<ClusterConfig>> ClusterSettings();
 std::span<const Setting<NodeConfig>> NodeSettings();
 // The keys of one [[storage_nodes]] entry.
 std::span<const Setting<StorageNodeConfig>> StorageNodeSettings();
+// The keys of one [[volumes]] entry.
+std::span<const Setting<VolumeConfig>> VolumeSettings();
 
 // The checks that involve more than one setting, run once the whole file is
-// applied: at least one node, the nodes' partition port ranges, and the
-// proxy's replicas and port against the nodes. InvalidArgument naming the
+// applied: at least one node, the nodes' partition port ranges, the
+// proxy's replicas and port against the nodes, the storage limits, and the
+// volumes against the storage nodes. InvalidArgument naming the
 // keys ("proxy.replicas is 3 but ..."), without the file name, which the
 // caller puts in front.
 Status CheckClusterConfig(const ClusterConfig& config);

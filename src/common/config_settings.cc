@@ -1,6 +1,7 @@
 // The settings table: every setting of the cluster file, its kind, range,
 // doc and the field it fills (one row each, like redis's config.c), and the
 // checks that span several settings. config.cc walks the TOML with it.
+#include <algorithm>
 #include <string>
 #include <string_view>
 
@@ -12,7 +13,8 @@ namespace {
 
 #define RAMPART_FIELD(Target, member) (+[](Target& t) -> auto& { return t.member; })
 
-std::string CheckClusterName(std::string_view name) {
+// The cluster's and the volumes' names.
+std::string CheckName(std::string_view name) {
   if (name.empty()) return "must not be empty";
   if (name.size() > 64) return "must be at most 64 characters";
   for (char c : name) {
@@ -48,7 +50,7 @@ const Setting<ClusterConfig> kClusterSettings[] = {
      .field = RAMPART_FIELD(ClusterConfig, name),
      .doc = "Names the cluster in logs and benchmark output. Letters, digits, `.`, `_` and `-`, "
             "at most 64.",
-     .check = CheckClusterName},
+     .check = CheckName},
     {.key = "transport.backend",
      .kind = Kind::kChoice,
      .field = RAMPART_FIELD(ClusterConfig, transport.backend),
@@ -356,6 +358,51 @@ const Setting<StorageNodeConfig> kStorageNodeSettings[] = {
      .required = true},
 };
 
+// The keys of one [[volumes]] entry.
+const Setting<VolumeConfig> kVolumeSettings[] = {
+    {.key = "name",
+     .kind = Kind::kString,
+     .field = RAMPART_FIELD(VolumeConfig, name),
+     .doc = "Unique name of the volume. Letters, digits, `.`, `_` and `-`, at most 64.",
+     .check = CheckName,
+     .required = true},
+    {.key = "size",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(VolumeConfig, size),
+     .doc = "Bytes of data the volume holds; its area on the nodes is rounded up to whole "
+            "stripes.",
+     .min = 1,
+     .max = uint64_t{1} << 50,
+     .required = true},
+    {.key = "cell_bytes",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(VolumeConfig, cell_bytes),
+     .doc = "Bytes of one cell; a stripe is one cell on each of the volume's nodes. At least "
+            "`storage.block_bytes`. Persisted in the layout: do not change it once the volume "
+            "holds data.",
+     .min = 4 * kKiB,
+     .max = kMiB,
+     .power_of_two = true},
+    {.key = "nodes",
+     .kind = Kind::kIdList,
+     .field = RAMPART_FIELD(VolumeConfig, nodes),
+     .doc = "Ids of the `[[storage_nodes]]` the volume is striped over, at least 3, distinct: a "
+            "stripe has one data cell on each but one of them and XOR parity on that one, which "
+            "rotates from stripe to stripe. The order is part of the layout: do not change it "
+            "once the volume holds data.",
+     .min = 0,
+     .max = 65535,
+     .required = true},
+    {.key = "node_offset",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(VolumeConfig, node_offset),
+     .doc = "Where the volume's area starts on each of its nodes; a multiple of `cell_bytes`. "
+            "The area is 1MiB of metadata and then one cell per stripe; it must fit in each "
+            "node's `size` and overlap no other volume's area there.",
+     .min = 0,
+     .max = uint64_t{1} << 50},
+};
+
 // The keys of one [[nodes]] entry.
 const Setting<NodeConfig> kNodeSettings[] = {
     {.key = "id",
@@ -387,6 +434,7 @@ const Setting<NodeConfig> kNodeSettings[] = {
 std::span<const Setting<ClusterConfig>> ClusterSettings() { return kClusterSettings; }
 std::span<const Setting<NodeConfig>> NodeSettings() { return kNodeSettings; }
 std::span<const Setting<StorageNodeConfig>> StorageNodeSettings() { return kStorageNodeSettings; }
+std::span<const Setting<VolumeConfig>> VolumeSettings() { return kVolumeSettings; }
 
 namespace {
 
@@ -458,6 +506,80 @@ Status CheckStorage(const ClusterConfig& config) {
   return Status::Ok();
 }
 
+// "volumes[1] (\"logs\")": a volume in error messages.
+std::string VolumeName(const ClusterConfig& config, size_t i) {
+  return StrCat("volumes[", i, "] (\"", config.volumes[i].name, "\")");
+}
+
+// One volume on its own: enough distinct nodes, all of them storage nodes,
+// whole blocks per cell, an aligned area that fits in every node.
+Status CheckVolume(const ClusterConfig& config, size_t i) {
+  const VolumeConfig& v = config.volumes[i];
+  const std::string name = VolumeName(config, i);
+  if (v.nodes.size() < 3) {
+    return InvalidArgument(name, ".nodes lists ", v.nodes.size(),
+                           " storage nodes; a volume needs at least 3 (k >= 2 data cells and "
+                           "one parity cell per stripe)");
+  }
+  for (size_t a = 0; a < v.nodes.size(); ++a) {
+    for (size_t b = 0; b < a; ++b) {
+      if (v.nodes[a] == v.nodes[b]) {
+        return InvalidArgument(name, ".nodes lists storage node ", v.nodes[a], " twice (",
+                               name, ".nodes[", b, "] and [", a, "])");
+      }
+    }
+    if (config.FindStorageNode(v.nodes[a]) == nullptr) {
+      return InvalidArgument(name, ".nodes[", a, "] is ", v.nodes[a],
+                             ", which is not the id of any [[storage_nodes]] entry");
+    }
+  }
+  if (v.cell_bytes < config.storage.block_bytes) {
+    return InvalidArgument(name, ".cell_bytes ", FormatSize(v.cell_bytes),
+                           " is smaller than storage.block_bytes ",
+                           FormatSize(config.storage.block_bytes),
+                           " (a cell must be whole blocks)");
+  }
+  if (v.node_offset % v.cell_bytes != 0) {
+    return InvalidArgument(name, ".node_offset ", FormatSize(v.node_offset),
+                           " is not a multiple of cell_bytes ", FormatSize(v.cell_bytes));
+  }
+  const uint64_t end = v.node_offset + v.area_bytes();
+  for (uint32_t id : v.nodes) {
+    const StorageNodeConfig& node = *config.FindStorageNode(id);
+    if (end > node.size) {
+      return InvalidArgument(name, " needs bytes [", v.node_offset, ", ", end,
+                             ") of each of its nodes (node_offset, then ",
+                             FormatSize(kVolumeMetadataBytes), " of metadata and ", v.stripes(),
+                             " stripes of ", FormatSize(v.cell_bytes), ") but storage node ", id,
+                             " has only ", FormatSize(node.size));
+    }
+  }
+  return Status::Ok();
+}
+
+// Every volume on its own, and no two volumes' areas overlapping on a node
+// they share. Names are unique already (checked while parsing).
+Status CheckVolumes(const ClusterConfig& config) {
+  for (size_t i = 0; i < config.volumes.size(); ++i) {
+    RAMPART_RETURN_IF_ERROR(CheckVolume(config, i));
+    const VolumeConfig& a = config.volumes[i];
+    const uint64_t a_end = a.node_offset + a.area_bytes();
+    for (size_t j = 0; j < i; ++j) {
+      const VolumeConfig& b = config.volumes[j];
+      const uint64_t b_end = b.node_offset + b.area_bytes();
+      if (a.node_offset >= b_end || b.node_offset >= a_end) continue;
+      for (uint32_t id : a.nodes) {
+        if (std::find(b.nodes.begin(), b.nodes.end(), id) == b.nodes.end()) continue;
+        return InvalidArgument(VolumeName(config, i), " bytes [", a.node_offset, ", ", a_end,
+                               ") overlap ", VolumeName(config, j), " bytes [", b.node_offset,
+                               ", ", b_end, ") on storage node ", id,
+                               " (give one of them another node_offset)");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status CheckClusterConfig(const ClusterConfig& config) {
@@ -466,7 +588,8 @@ Status CheckClusterConfig(const ClusterConfig& config) {
   }
   RAMPART_RETURN_IF_ERROR(CheckPartitionPorts(config));
   RAMPART_RETURN_IF_ERROR(CheckProxy(config));
-  return CheckStorage(config);
+  RAMPART_RETURN_IF_ERROR(CheckStorage(config));
+  return CheckVolumes(config);
 }
 
 }  // namespace rampart::config_internal
