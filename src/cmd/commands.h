@@ -109,6 +109,8 @@ void RegisterBenchTxnCommand(CLI::App& app, CommandContext& ctx);
 // `rampart bench iops` and `bench replay`: seed 001 against a storage-node or a
 // local file (bench_iops.cc); called after RegisterBenchCommands too.
 void RegisterBenchIopsCommands(CLI::App& app, CommandContext& ctx);
+// `rampart bench xor`: seed 002's parity throughput (bench_xor.cc); after RegisterBenchCommands.
+void RegisterBenchXorCommand(CLI::App& app, CommandContext& ctx);
 // `rampart check read-atomic`: the read-atomic checker against a running cluster (check.cc).
 void RegisterCheckCommand(CLI::App& app, CommandContext& ctx);
 // `rampart check write|read` (check_keys.cc), registered by RegisterCheckCommand.

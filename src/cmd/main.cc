@@ -118,6 +118,7 @@ int Main(int argc, char** argv) {
   RegisterBenchCommands(app, ctx);
   RegisterBenchTxnCommand(app, ctx);  // after RegisterBenchCommands: adds `bench txn`
   RegisterBenchIopsCommands(app, ctx);  // adds `bench iops` and `bench replay`
+  RegisterBenchXorCommand(app, ctx);  // adds `bench xor`
   RegisterCheckCommand(app, ctx);
   RegisterRunCommand(app, ctx);
   RegisterKvNodeCommand(app, ctx);
