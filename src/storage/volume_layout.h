@@ -105,7 +105,8 @@ class VolumeLayout {
   // The pieces of the volume range [offset, offset + length), in volume
   // order: one per data cell touched, buffer_offset counting from `offset`.
   // Empty for length 0. InvalidArgument when the range is not inside
-  // [0, size()).
+  // [0, size()). One Piece per cell touched: callers bound `length` (as
+  // storage.max_io_bytes bounds a request).
   Result<std::vector<Piece>> Map(uint64_t offset, uint64_t length) const;
 
  private:
