@@ -17,8 +17,8 @@ VolumeClient::~VolumeClient() {
   connections_.clear();
   ready_.clear();
   queued_.clear();
-  pool_.reset();    // its region must not outlive the fabric
-  fabric_.reset();  // queued transport completions run now and find nothing
+  owned_pool_.reset();    // its region must not outlive the fabric
+  owned_fabric_.reset();  // queued transport completions run now and find nothing
 }
 
 Result<std::unique_ptr<VolumeClient>> VolumeClient::Connect(const VolumeClientOptions& options) {
@@ -26,60 +26,93 @@ Result<std::unique_ptr<VolumeClient>> VolumeClient::Connect(const VolumeClientOp
     return InvalidArgument("the volume client needs the ucx transport (the storage node "
                            "moves data one-sidedly)");
   }
-  if (options.connections == 0) return InvalidArgument("connections must be at least 1");
-  if (options.queue_depth == 0) return InvalidArgument("queue_depth must be at least 1");
   std::unique_ptr<VolumeClient> client(new VolumeClient(options));
   VolumeClient& c = *client;
   auto fabric = transport::Fabric::Create(options.fabric);
   if (!fabric.ok()) return fabric.status();
-  c.fabric_ = std::move(*fabric);
+  c.owned_fabric_ = std::move(*fabric);
+  c.fabric_ = c.owned_fabric_.get();
   auto pool = BufferPool::Create(*c.fabric_, options.pool_bytes, options.pool_alignment);
   if (!pool.ok()) return pool.status();
-  c.pool_ = std::move(*pool);
-  auto descriptor = c.pool_->region().Descriptor();
-  if (!descriptor.ok()) return descriptor.status().WithContext("describing the buffer pool");
-
+  c.owned_pool_ = std::move(*pool);
+  c.pool_ = c.owned_pool_.get();
   c.fabric_->SetDisconnectHandler(
       [&c](const std::shared_ptr<transport::Endpoint>& ep, Status why) {
-        for (size_t i = 0; i < c.connections_.size(); ++i) {
-          if (c.connections_[i].endpoint.get() == ep.get()) c.FailConnection(i, why);
-        }
+        c.HandleDisconnect(*ep, why);
       });
-  const std::string where = StrCat("storage node ", options.host, ":", options.port);
-  c.connections_.resize(options.connections);
-  c.hello_.resize(options.connections);
-  for (size_t i = 0; i < options.connections; ++i) {
-    Connection& conn = c.connections_[i];
-    auto ep = c.fabric_->Connect(options.host, options.port);
+  RAMPART_RETURN_IF_ERROR(c.OpenConnections());
+  return client;
+}
+
+Result<std::unique_ptr<VolumeClient>> VolumeClient::Connect(const VolumeClientOptions& options,
+                                                            transport::Fabric& fabric,
+                                                            BufferPool& pool) {
+  if (fabric.backend() != transport::Backend::kUcx) {
+    return InvalidArgument("the volume client needs the ucx transport (the storage node "
+                           "moves data one-sidedly)");
+  }
+  std::unique_ptr<VolumeClient> client(new VolumeClient(options));
+  client->fabric_ = &fabric;
+  client->pool_ = &pool;
+  RAMPART_RETURN_IF_ERROR(client->OpenConnections());
+  return client;
+}
+
+Status VolumeClient::OpenConnections() {
+  if (options_.connections == 0) return InvalidArgument("connections must be at least 1");
+  if (options_.queue_depth == 0) return InvalidArgument("queue_depth must be at least 1");
+  auto descriptor = pool_->region().Descriptor();
+  if (!descriptor.ok()) return descriptor.status().WithContext("describing the buffer pool");
+  const std::string where = StrCat("storage node ", options_.host, ":", options_.port);
+  connections_.resize(options_.connections);
+  hello_.resize(options_.connections);
+  for (size_t i = 0; i < options_.connections; ++i) {
+    Connection& conn = connections_[i];
+    auto ep = fabric_->Connect(options_.host, options_.port);
     if (!ep.ok()) return ep.status().WithContext(StrCat(where, ": connect"));
     conn.endpoint = std::move(*ep);
-    auto channel = c.fabric_->OpenChannel(conn.endpoint, options.channel);
+    auto channel = fabric_->OpenChannel(conn.endpoint, options_.channel);
     if (!channel.ok()) {
       return channel.status().WithContext(StrCat(where, ": opening the message channel"));
     }
     conn.channel = std::move(*channel);
     conn.live = true;
     conn.channel->SetMessageHandler(
-        [&c, i](std::span<const std::byte> message) { c.OnMessage(i, message); });
+        [this, i](std::span<const std::byte> message) { OnMessage(i, message); });
     std::vector<std::byte> hello;
     wire::AppendHello(hello, /*request_id=*/0, *descriptor);
     const transport::IoSlice slice{hello.data(), hello.size()};
     RAMPART_RETURN_IF_ERROR(conn.channel->Send({&slice, 1}));
-    const auto deadline = Clock::now() + options.hello_timeout;
-    while (!c.hello_[i].has_value()) {
-      if (!conn.live) return Unavailable(where, ": connection lost during HELLO");
+    const auto deadline = Clock::now() + options_.hello_timeout;
+    while (!hello_[i].has_value()) {
+      // On a shared fabric the owner routes disconnects, and does not know this
+      // client yet: the channel's state tells.
+      if (!conn.live || !conn.channel->connected()) {
+        return Unavailable(where, ": connection lost during HELLO");
+      }
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       if (left.count() <= 0) return TimedOut(where, ": no HELLO reply");
-      c.fabric_->Wait(std::min(left, std::chrono::milliseconds(100)));
+      fabric_->Wait(std::min(left, std::chrono::milliseconds(100)));
     }
-    if (!c.hello_[i]->ok()) return c.hello_[i]->status().WithContext(StrCat(where, ": HELLO"));
-    c.device_ = c.hello_[i]->value();
+    if (!hello_[i]->ok()) return hello_[i]->status().WithContext(StrCat(where, ": HELLO"));
+    device_ = hello_[i]->value();
   }
-  c.hello_.clear();
-  c.depth_ = std::max<uint32_t>(
-      1, std::min(options.queue_depth,
-                  c.device_.queue_depth == 0 ? options.queue_depth : c.device_.queue_depth));
-  return client;
+  hello_.clear();
+  depth_ = std::max<uint32_t>(
+      1, std::min(options_.queue_depth,
+                  device_.queue_depth == 0 ? options_.queue_depth : device_.queue_depth));
+  return Status::Ok();
+}
+
+bool VolumeClient::HandleDisconnect(const transport::Endpoint& endpoint, const Status& why) {
+  bool ours = false;
+  for (size_t i = 0; i < connections_.size(); ++i) {
+    if (connections_[i].endpoint.get() == &endpoint) {
+      FailConnection(i, why);
+      ours = true;
+    }
+  }
+  return ours;
 }
 
 uint32_t VolumeClient::live_connections() const {
@@ -234,14 +267,18 @@ int VolumeClient::RunReady() {
   return ran;
 }
 
-int VolumeClient::Poll() {
+int VolumeClient::RunCompletions() {
   for (size_t i = 0; i < connections_.size(); ++i) {
     if (connections_[i].live && !connections_[i].channel->connected()) {
       FailConnection(i, Unavailable("channel closed"));
     }
   }
-  fabric_->Progress();
   return RunReady();
+}
+
+int VolumeClient::Poll() {
+  fabric_->Progress();
+  return RunCompletions();
 }
 
 int VolumeClient::Wait(std::chrono::milliseconds timeout) {

@@ -7,6 +7,14 @@
 //   (*client)->Read(8192, 4096, buf->ref(), [](const Status& s, uint64_t bytes) { ... });
 //   while ((*client)->in_flight() > 0) (*client)->Wait(std::chrono::milliseconds(100));
 //
+// Several nodes from one thread (a Volume): the caller owns one Fabric and one
+// BufferPool and connects a client per node over them with
+// Connect(options, fabric, pool). The caller then owns the fabric's disconnect
+// handler and routes each disconnect to HandleDisconnect of every client (the
+// one owning the endpoint takes it), progresses the fabric itself
+// (Fabric::Progress/Wait) and runs each client's RunCompletions(); one Wait
+// on the shared fabric serves all nodes.
+//
 // Data path (seed 004). The client registers one buffer pool at Connect and
 // sends its descriptor in each connection's HELLO; afterwards a READ or WRITE
 // names a pool range by offset: the node one-sided-writes read data into it,
@@ -36,7 +44,8 @@
 // Requires the ucx backend (the node transfers data one-sidedly).
 //
 // Thread-safety: none. A VolumeClient (with its Fabric and pool) belongs to
-// the thread that called Connect; use one client per thread.
+// the thread that called Connect (the thread owning the shared Fabric); use
+// one client per thread, or several over one shared Fabric on its thread.
 #pragma once
 
 #include <chrono>
@@ -82,8 +91,19 @@ class VolumeClient {
   using Callback = std::function<void(const Status& status, uint64_t bytes)>;
 
   // Creates the Fabric and the pool, opens the connections and says HELLO on
-  // each. Unavailable when the node cannot be reached.
+  // each. Unavailable when the node cannot be reached. The client sets the
+  // fabric's disconnect handler itself.
   static Result<std::unique_ptr<VolumeClient>> Connect(const VolumeClientOptions& options);
+  // The same over a Fabric and a pool the caller owns (options.fabric,
+  // pool_bytes and pool_alignment are then unused). Neither is touched beyond
+  // connecting, sending and the pool's region: the caller keeps the fabric's
+  // disconnect handler and must pass disconnects to HandleDisconnect.
+  // REQUIRES: `fabric` (ucx) and `pool` (created over `fabric`) outlive the
+  // client; called on the fabric's thread.
+  static Result<std::unique_ptr<VolumeClient>> Connect(const VolumeClientOptions& options,
+                                                       transport::Fabric& fabric,
+                                                       BufferPool& pool);
+  // Closes the connections. Callbacks not yet run are dropped, never called.
   ~VolumeClient();
 
   VolumeClient(const VolumeClient&) = delete;
@@ -93,6 +113,7 @@ class VolumeClient {
   const wire::DeviceInfo& device() const { return device_; }
   BufferPool& pool() { return *pool_; }
   transport::Fabric& fabric() { return *fabric_; }
+  const VolumeClientOptions& options() const { return options_; }
 
   // Reads device[offset, offset + length) into `buffer` (length <= buffer.length).
   // The node checks bounds and alignment and answers errors per request.
@@ -106,6 +127,15 @@ class VolumeClient {
   // Makes progress and runs ready callbacks without blocking; returns how
   // many callbacks ran.
   int Poll();
+  // Runs the callbacks of replies the fabric already delivered (and fails
+  // requests of connections found closed) without progressing the fabric:
+  // for an owner that progresses a shared fabric itself. Returns how many
+  // callbacks ran.
+  int RunCompletions();
+  // Fails the connection over `endpoint` if it is one of this client's (its
+  // requests complete with kUnavailable at the next RunCompletions/Poll);
+  // returns whether it was. For owners of a shared fabric's disconnect handler.
+  bool HandleDisconnect(const transport::Endpoint& endpoint, const Status& why);
   // Like Poll, but waits up to `timeout` for at least one callback.
   int Wait(std::chrono::milliseconds timeout);
 
@@ -137,6 +167,8 @@ class VolumeClient {
   };
 
   explicit VolumeClient(const VolumeClientOptions& options);
+  // Opens the connections over fabric_ and says HELLO with pool_'s region.
+  Status OpenConnections();
   Status Start(Request request);
   // Sends `request` on connection `c`; false (and the connection failed) when
   // the channel refused it.
@@ -147,8 +179,11 @@ class VolumeClient {
   int RunReady();
 
   VolumeClientOptions options_;
-  std::unique_ptr<transport::Fabric> fabric_;
-  std::unique_ptr<BufferPool> pool_;
+  // Owned by the client (Connect(options)) or by the caller (shared).
+  std::unique_ptr<transport::Fabric> owned_fabric_;
+  std::unique_ptr<BufferPool> owned_pool_;
+  transport::Fabric* fabric_ = nullptr;
+  BufferPool* pool_ = nullptr;
   std::vector<Connection> connections_;
   wire::DeviceInfo device_;
   uint32_t depth_ = 1;  // per connection: min(options, node)
