@@ -126,6 +126,24 @@ def test_out_of_range_requests_get_errors(node, tmp_path):
     assert p.returncode == 0, p.stderr + p.stdout
 
 
+def test_node_named_by_its_configuration_id(node, tmp_path):
+    def run(node_id):
+        out = tmp_path / f"node{node_id}.json"
+        p = subprocess.run(
+            [str(RAMPART), "--config", str(node.config), "bench", "iops", "--node", node_id,
+             "--seconds", "0.2", "--json", str(out)],
+            capture_output=True, text=True, timeout=60)
+        return p, (json.loads(out.read_text()) if out.exists() else None)
+
+    p, doc = run("0")
+    assert p.returncode == 0, p.stderr + p.stdout
+    assert doc["configuration"]["address"] == f"127.0.0.1:{node.port}"
+    assert doc["results"]["ops"] > 0
+    p, doc = run("9")
+    assert p.returncode == 2 and doc is None
+    assert "--node 9: no storage node with that id" in p.stderr
+
+
 def test_node_killed_mid_read_fails_the_client_fast(node, tmp_path):
     out = tmp_path / "bench.json"
     client = subprocess.Popen(

@@ -1,7 +1,7 @@
-// rampart bench iops (--address HOST:PORT | --node ID) [--op read|write]
+// rampart bench iops (--address HOST:PORT | --node ID | --local FILE) [--op read|write]
 //     [--pattern random|sequential] [--block-size B] [--span S] [--queue-depth Q]
 //     [--connections N] [--seconds T] [--json FILE]
-// rampart bench replay TRACE (--address HOST:PORT | --node ID) [--concurrency C]
+// rampart bench replay TRACE (--address HOST:PORT | --node ID | --local FILE) [--concurrency C]
 //     [--connections N] [--json FILE]
 //
 // Seed 001's IOPS experiments against a storage-node, through the volume
@@ -45,6 +45,7 @@ struct TraceIo {
 
 struct TargetFlags {
   std::string address;  // HOST:PORT of a storage-node
+  int64_t node = -1;    // or a storage node of the configuration by id
   std::string local;    // or a local file (or "ram")
   std::string local_size = "1GiB";
   std::string engine = "threads";
@@ -68,7 +69,7 @@ Result<storage::VolumeClientOptions> ClientOptions(const ClusterConfig& config,
                                                    size_t pool_bytes) {
   storage::VolumeClientOptions o;
   if (t.address.empty()) {
-    return InvalidArgument("give the storage node as --address HOST:PORT");
+    return InvalidArgument("give the storage node as --address HOST:PORT or --node ID");
   }
   const size_t colon = t.address.rfind(':');
   if (colon == std::string::npos) return InvalidArgument("--address wants HOST:PORT");
@@ -273,9 +274,17 @@ struct OpenedTarget {
 
 // The --address or --local target, with room for `depth` IOs of `max_length`
 // bytes (`per_connection` of them on each connection to a node).
-Result<OpenedTarget> OpenTarget(const ClusterConfig& config, const TargetFlags& t,
+Result<OpenedTarget> OpenTarget(const ClusterConfig& config, TargetFlags t,
                                 uint32_t per_connection, uint32_t depth, uint32_t max_length) {
   OpenedTarget out;
+  if (t.node >= 0) {
+    const StorageNodeConfig* node = config.FindStorageNode(static_cast<uint32_t>(t.node));
+    if (node == nullptr) {
+      return InvalidArgument("--node ", t.node, ": no storage node with that id in the "
+                             "configuration's [[storage_nodes]]");
+    }
+    t.address = node->address();
+  }
   if (!t.local.empty()) {
     storage::DeviceOptions d;
     d.path = t.local;
@@ -299,7 +308,9 @@ Result<OpenedTarget> OpenTarget(const ClusterConfig& config, const TargetFlags& 
     out.target = std::move(local);
     return out;
   }
-  if (t.address.empty()) return InvalidArgument("give a target: --address HOST:PORT or --local FILE");
+  if (t.address.empty()) {
+    return InvalidArgument("give a target: --address HOST:PORT, --node ID or --local FILE");
+  }
   const size_t pool = static_cast<size_t>(depth) * ((max_length + 4095) / 4096 * 4096);
   RAMPART_ASSIGN_OR_RETURN(storage::VolumeClientOptions o,
                            ClientOptions(config, t, per_connection, pool));
@@ -319,6 +330,13 @@ Result<OpenedTarget> OpenTarget(const ClusterConfig& config, const TargetFlags& 
   return out;
 }
 
+// A target named wrongly is a usage error (exit 2); one that cannot be reached
+// or opened is a failure (exit 1).
+int ReportOpenError(const Status& status) {
+  return status.code() == StatusCode::kInvalidArgument ? ReportUsageError(status)
+                                                       : ReportFailure(status);
+}
+
 void AddTargetFlags(CLI::App* cmd, TargetFlags& t) {
   CLI::Option* address =
       cmd->add_option("--address", t.address, "The storage-node to measure, HOST:PORT")
@@ -328,7 +346,14 @@ void AddTargetFlags(CLI::App* cmd, TargetFlags& t) {
                       "Measure this local file (or \"ram\") directly, through the storage "
                       "node's IO engine (the baseline)")
           ->type_name("FILE");
+  CLI::Option* node =
+      cmd->add_option("--node", t.node,
+                      "The storage-node to measure, by its id in the configuration's "
+                      "[[storage_nodes]]")
+          ->check(CLI::Range(0, 65535))
+          ->type_name("ID");
   address->excludes(local);
+  node->excludes(address)->excludes(local);
   cmd->add_option("--local-size", t.local_size,
                   "--local: bytes of the file used (created or extended when shorter)")
       ->capture_default_str();
@@ -367,6 +392,16 @@ Result<std::vector<TraceIo>> ReadTrace(const std::string& path) {
   }
   if (ops.empty()) return InvalidArgument(path, ": no IO in the trace");
   return ops;
+}
+
+// Widens each IO to the `align`-byte blocks it touches.
+// REQUIRES: align is a power of two.
+void AlignTrace(std::vector<TraceIo>& ops, uint32_t align) {
+  for (TraceIo& io : ops) {
+    const uint64_t start = io.offset & ~uint64_t{align - 1};
+    const uint64_t end = (io.offset + io.length + align - 1) & ~uint64_t{align - 1};
+    io = TraceIo{start, static_cast<uint32_t>(end - start)};
+  }
 }
 
 }  // namespace
@@ -413,7 +448,7 @@ void RegisterBenchIopsCommands(CLI::App& app, CommandContext& ctx) {
     const uint32_t bs = static_cast<uint32_t>(*block);
     const uint32_t depth = f->queue_depth * f->target.connections;
     auto opened = OpenTarget(config, f->target, f->queue_depth, depth, bs);
-    if (!opened.ok()) return ReportFailure(opened.status());
+    if (!opened.ok()) return ReportOpenError(opened.status());
     uint64_t span = opened->device_bytes;
     if (!f->span.empty()) {
       auto s = ParseSize(f->span);
@@ -463,6 +498,7 @@ void RegisterBenchIopsCommands(CLI::App& app, CommandContext& ctx) {
     TargetFlags target;
     std::string trace;
     uint32_t concurrency = 8;
+    uint32_t align = 0;
   };
   auto rf = std::make_shared<ReplayFlags>();
   rf->target.json = "replay-bench.json";
@@ -477,15 +513,26 @@ void RegisterBenchIopsCommands(CLI::App& app, CommandContext& ctx) {
   replay->add_option("--concurrency", rf->concurrency, "IOs in flight")
       ->check(CLI::Range(1u, 4096u))
       ->capture_default_str();
+  replay->add_option("--align", rf->align,
+                     "Widen every IO to whole blocks of this many bytes (a power of two), as "
+                     "O_DIRECT devices need; 0 replays the trace as it is")
+      ->check([](const std::string& v) -> std::string {
+        const unsigned long a = std::strtoul(v.c_str(), nullptr, 10);
+        return a == 0 || (a <= (1u << 20) && (a & (a - 1)) == 0)
+                   ? std::string()
+                   : std::string("0 or a power of two up to 1 MiB");
+      })
+      ->capture_default_str();
   OnRunWithConfig(replay, ctx, [rf](const ClusterConfig& config) {
     auto trace = ReadTrace(rf->trace);
     if (!trace.ok()) return ReportUsageError(trace.status());
+    if (rf->align > 1) AlignTrace(*trace, rf->align);
     uint32_t max_length = 0;
     for (const TraceIo& io : *trace) max_length = std::max(max_length, io.length);
     const uint32_t per_connection =
         (rf->concurrency + rf->target.connections - 1) / rf->target.connections;
     auto opened = OpenTarget(config, rf->target, per_connection, rf->concurrency, max_length);
-    if (!opened.ok()) return ReportFailure(opened.status());
+    if (!opened.ok()) return ReportOpenError(opened.status());
     size_t i = 0;
     auto next = [&](TraceIo& io) {
       if (i == trace->size()) return false;
@@ -504,6 +551,7 @@ void RegisterBenchIopsCommands(CLI::App& app, CommandContext& ctx) {
     doc["configuration"] = opened->json;
     doc["configuration"].update({{"trace", rf->trace},
                                  {"trace_ios", trace->size()},
+                                 {"align", rf->align},
                                  {"concurrency", rf->concurrency},
                                  {"cores", std::thread::hardware_concurrency()}});
     doc["results"] = ResultJson(r);
