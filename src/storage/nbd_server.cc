@@ -148,6 +148,7 @@ struct NbdServer::Loop {
   // Loop thread only from here on.
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> conns;
   uint64_t next_id = 2;
+  bool listening = true;  // false while accept() is out of descriptors
   std::vector<std::byte> zeros;  // WRITE_ZEROES source, allocated on first use
 
   size_t OutputHighWater() const { return options.max_request_bytes; }
@@ -190,7 +191,11 @@ struct NbdServer::Loop {
       if (fd < 0) {
         if (errno == EINTR || errno == ECONNABORTED) continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK) {
-          spdlog::warn("nbd: accept: {}", ErrnoText(errno));
+          // Out of descriptors (EMFILE) or the like: stop watching the
+          // listener until a connection closes, or the loop would spin.
+          spdlog::warn("nbd: accept: {}; accepting again when a connection closes",
+                       ErrnoText(errno));
+          WatchListener(false);
         }
         return;
       }
@@ -229,6 +234,14 @@ struct NbdServer::Loop {
     close(c.fd);
     spdlog::debug("nbd: {} disconnected", c.peer);
     conns.erase(it);
+    if (!listening) WatchListener(true);
+  }
+
+  void WatchListener(bool on) {
+    epoll_event ev{};
+    ev.events = on ? EPOLLIN : 0;
+    ev.data.u64 = kListenerId;
+    if (epoll_ctl(epoll_fd, EPOLL_CTL_MOD, listen_fd, &ev) == 0) listening = on;
   }
 
   // Receives, serves and sends; false when the connection is to be closed.
@@ -369,9 +382,9 @@ struct NbdServer::Loop {
       return true;
     }
     if (header->length > kMaxOptionBytes) {
-      Drop(c, StrCat(nbd::OptionName(header->option), " (", header->option, ") of ",
+      Drop(c, StrCat("option ", header->option, " (", nbd::OptionName(header->option), ") of ",
                      header->length, " bytes is longer than the ", kMaxOptionBytes,
-                     " an option may have"));
+                     " bytes an option may have"));
       return true;
     }
     c.need = nbd::kOptionHeaderBytes + header->length;

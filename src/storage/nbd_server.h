@@ -15,7 +15,7 @@
 // CAN_MULTI_CONN). Requests of one connection are executed and answered in
 // the order they arrive; sockets are non-blocking, with a buffer per
 // connection in each direction. A connection whose replies pile up unread
-// (more than twice max_request_bytes) is not read from until they drain.
+// (max_request_bytes of them or more) is not read from until they drain.
 //
 // Bad input never takes the server down: a request that is well framed but
 // wrong gets an error reply (EINVAL, ENOSPC, EPERM; device errors EIO) and
