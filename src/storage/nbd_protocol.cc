@@ -40,7 +40,7 @@ Status NeedBytes(std::span<const std::byte> in, size_t need, std::string_view wh
 }
 Status CheckMagic(uint64_t got, uint64_t want, std::string_view what) {
   if (got == want) return Status::Ok();
-  return Corruption("NBD ", what, ": bad magic ", fmt::format("{:#x}", got), " (want ", fmt::format("{:#x}", want), ")");
+  return Corruption("NBD ", what, fmt::format(": bad magic {:#x} (want {:#x})", got, want));
 }
 
 // An NBD_REP_INFO reply: the option reply header, then u16 type and payload.

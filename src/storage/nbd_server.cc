@@ -366,7 +366,7 @@ struct NbdServer::Loop {
       c.in.Consume(nbd::kClientFlagsBytes);
       constexpr uint32_t kKnown = nbd::kClientFlagFixedNewstyle | nbd::kClientFlagNoZeroes;
       if ((flags & ~kKnown) != 0) {
-        Drop(c, StrCat("unknown client flags ", fmt::format("{:#x}", flags), " (garbage, or not an NBD client)"));
+        Drop(c, fmt::format("unknown client flags {:#x} (garbage, or not an NBD client)", flags));
       } else if ((flags & nbd::kClientFlagFixedNewstyle) == 0) {
         Drop(c, "the client does not speak the fixed newstyle handshake, the only one served");
       } else {
@@ -511,7 +511,7 @@ struct NbdServer::Loop {
       return nbd::err::kInval;
     }
     if ((r.flags & ~rule->allowed_flags) != 0) {
-      *why = StrCat("flags ", fmt::format("{:#x}", r.flags), " are not valid for this command");
+      *why = fmt::format("flags {:#x} are not valid for this command", r.flags);
       return nbd::err::kInval;
     }
     if (rule->writes && options.read_only) {
@@ -559,7 +559,8 @@ struct NbdServer::Loop {
       case nbd::cmd::kFlush:
         return ReplyDeviceResult(c, r, device.Flush());
       case nbd::cmd::kTrim:
-        return ReplyDeviceResult(c, r, r.length == 0 ? Status::Ok() : device.Trim(r.offset, r.length));
+        return ReplyDeviceResult(c, r,
+                                 r.length == 0 ? Status::Ok() : device.Trim(r.offset, r.length));
       case nbd::cmd::kWriteZeroes:
         return ReplyDeviceResult(c, r, WriteZeroes(r.offset, r.length));
     }
