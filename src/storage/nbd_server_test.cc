@@ -134,23 +134,36 @@ class RawClient {
     return {*header, header->length > 0 ? Read(header->length) : std::vector<std::byte>{}};
   }
 
-  // NBD_OPT_INFO or NBD_OPT_GO: the INFO replies up to the final reply,
-  // whose type is returned.
-  uint32_t InfoOrGo(uint32_t option, const std::string& name, nbd::ExportInfo* export_info,
-                    nbd::BlockSizes* sizes = nullptr, std::string* canonical_name = nullptr) {
+  struct InfoReplies {
+    uint32_t final_type = 0;  // NBD_REP_ACK or an error
+    nbd::ExportInfo export_info;
+    nbd::BlockSizes block_sizes;
+    std::string name;
+  };
+  // NBD_OPT_INFO or NBD_OPT_GO asking for block sizes and the name: the INFO
+  // replies up to the final one.
+  InfoReplies InfoOrGo(uint32_t option, const std::string& name) {
     SendOption(option, nbd::EncodeInfoRequest(
                            {.export_name = name,
                             .info_types = {nbd::info::kBlockSize, nbd::info::kName}}));
+    InfoReplies out;
     for (;;) {
       OptionReply r = ReadOptionReply();
       EXPECT_EQ(r.header.option, option);
-      if (r.header.type != nbd::rep::kInfo) return r.header.type;
-      const uint16_t type = *nbd::DecodeInfoType(r.data);
-      if (type == nbd::info::kExport && export_info) *export_info = *nbd::DecodeInfoExport(r.data);
-      if (type == nbd::info::kBlockSize && sizes) *sizes = *nbd::DecodeInfoBlockSize(r.data);
-      if (type == nbd::info::kName && canonical_name) {
-        canonical_name->assign(reinterpret_cast<const char*>(r.data.data() + 2),
-                               r.data.size() - 2);
+      if (r.header.type != nbd::rep::kInfo) {
+        out.final_type = r.header.type;
+        return out;
+      }
+      switch (nbd::DecodeInfoType(r.data).value()) {
+        case nbd::info::kExport:
+          out.export_info = nbd::DecodeInfoExport(r.data).value();
+          break;
+        case nbd::info::kBlockSize:
+          out.block_sizes = nbd::DecodeInfoBlockSize(r.data).value();
+          break;
+        case nbd::info::kName:
+          out.name.assign(reinterpret_cast<const char*>(r.data.data()) + 2, r.data.size() - 2);
+          break;
       }
     }
   }
@@ -159,9 +172,9 @@ class RawClient {
   nbd::ExportInfo Open(uint16_t port, const std::string& name = kExport) {
     Connect(port);
     Greet();
-    nbd::ExportInfo info;
-    EXPECT_EQ(InfoOrGo(nbd::opt::kGo, name, &info), nbd::rep::kAck);
-    return info;
+    InfoReplies go = InfoOrGo(nbd::opt::kGo, name);
+    EXPECT_EQ(go.final_type, nbd::rep::kAck);
+    return go.export_info;
   }
 
   void SendRequest(uint16_t type, uint64_t offset, uint32_t length, uint16_t flags = 0,
@@ -245,16 +258,15 @@ TEST_F(NbdServerTest, GoReportsSizeFlagsBlockSizesAndName) {
   RawClient c;
   c.Connect(port());
   EXPECT_EQ(c.Greet(), nbd::kFlagFixedNewstyle | nbd::kFlagNoZeroes);
-  nbd::ExportInfo info;
-  nbd::BlockSizes sizes;
-  std::string name;
-  ASSERT_EQ(c.InfoOrGo(nbd::opt::kGo, kExport, &info, &sizes, &name), nbd::rep::kAck);
-  EXPECT_EQ(info.size, kDeviceBytes);
+  const RawClient::InfoReplies go = c.InfoOrGo(nbd::opt::kGo, kExport);
+  ASSERT_EQ(go.final_type, nbd::rep::kAck);
+  EXPECT_EQ(go.export_info.size, kDeviceBytes);
   const uint16_t want = nbd::tx::kHasFlags | nbd::tx::kSendFlush | nbd::tx::kSendFua |
                         nbd::tx::kSendTrim | nbd::tx::kSendWriteZeroes | nbd::tx::kCanMultiConn;
-  EXPECT_EQ(info.transmission_flags, want);
-  EXPECT_EQ(sizes, (nbd::BlockSizes{.minimum = 1, .preferred = 4096, .maximum = kMaxRequest}));
-  EXPECT_EQ(name, kExport);
+  EXPECT_EQ(go.export_info.transmission_flags, want);
+  EXPECT_EQ(go.block_sizes,
+            (nbd::BlockSizes{.minimum = 1, .preferred = 4096, .maximum = kMaxRequest}));
+  EXPECT_EQ(go.name, kExport);
   EXPECT_EQ(c.ReadOk(0, 512), std::vector<std::byte>(512));
 }
 
@@ -290,11 +302,11 @@ TEST_F(NbdServerTest, ListInfoAndRefusedOptions) {
   EXPECT_EQ(*nbd::DecodeServer(server.data), kExport);
   EXPECT_EQ(c.ReadOptionReply().header.type, nbd::rep::kAck);
 
-  nbd::ExportInfo info;
-  EXPECT_EQ(c.InfoOrGo(nbd::opt::kInfo, kExport, &info), nbd::rep::kAck);
-  EXPECT_EQ(info.size, kDeviceBytes);
-  EXPECT_EQ(c.InfoOrGo(nbd::opt::kInfo, "nope", nullptr), nbd::rep::kErrUnknown);
-  EXPECT_EQ(c.InfoOrGo(nbd::opt::kGo, "nope", nullptr), nbd::rep::kErrUnknown);
+  const RawClient::InfoReplies info = c.InfoOrGo(nbd::opt::kInfo, kExport);
+  EXPECT_EQ(info.final_type, nbd::rep::kAck);
+  EXPECT_EQ(info.export_info.size, kDeviceBytes);
+  EXPECT_EQ(c.InfoOrGo(nbd::opt::kInfo, "nope").final_type, nbd::rep::kErrUnknown);
+  EXPECT_EQ(c.InfoOrGo(nbd::opt::kGo, "nope").final_type, nbd::rep::kErrUnknown);
 
   // Each refused option gets its error and the handshake goes on.
   const std::pair<uint32_t, std::vector<std::byte>> refused[] = {
@@ -314,7 +326,7 @@ TEST_F(NbdServerTest, ListInfoAndRefusedOptions) {
   c.SendOption(nbd::opt::kGo, std::vector<std::byte>(3));  // too short to be an INFO request
   EXPECT_EQ(c.ReadOptionReply().header.type, nbd::rep::kErrInvalid);
 
-  EXPECT_EQ(c.InfoOrGo(nbd::opt::kGo, kExport, &info), nbd::rep::kAck);
+  EXPECT_EQ(c.InfoOrGo(nbd::opt::kGo, kExport).final_type, nbd::rep::kAck);
   EXPECT_EQ(c.ReadOk(0, 4).size(), 4u);
 }
 
