@@ -51,6 +51,15 @@ Status Volume::Impl::Connect(const ClusterConfig& config) {
     return InvalidArgument("volumes need transport.backend = \"ucx\" (the storage nodes move data "
                            "one-sidedly)");
   }
+  // Half the pool must hold a stripe's two sets of cells (a write's old and
+  // new) or the metadata area (Open reads it), the other half what the
+  // intent records and a degraded retry need on top.
+  const size_t need =
+      2 * std::max<size_t>(kVolumeMetadataBytes, 2 * layout.node_count() * layout.cell_bytes());
+  if (options.pool_bytes < need) {
+    return InvalidArgument("pool_bytes ", options.pool_bytes, " is too small for this volume: at least ",
+                           need);
+  }
   RAMPART_ASSIGN_OR_RETURN(fabric, transport::Fabric::Create(fo));
   RAMPART_ASSIGN_OR_RETURN(pool, BufferPool::Create(*fabric, options.pool_bytes));
   fabric->SetDisconnectHandler([this](const std::shared_ptr<transport::Endpoint>& ep, Status why) {

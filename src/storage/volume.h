@@ -23,17 +23,19 @@
 // nothing. With one node down writes still succeed: the down node's cell is
 // not written, and its content follows from the others.
 //
-// Failures. A node whose IO fails with Unavailable (or whose write fails
-// at all) is marked down and stays down until the volume is reopened or the
-// node rebuilt; a read error alone (IoError) is read around without marking
-// it down. A node unreachable at Open starts down. With two nodes down the
-// volume is Unavailable.
+// Failures. A node whose IO fails with Unavailable (or whose write or flush
+// fails at all) is marked down; a read error alone (IoError) is read around
+// without marking it down. A node unreachable at Open starts down. Before
+// the first write that leaves a down node out, the intent log records it as
+// failed, so it stays down, across reopens too, until Rebuild restores it
+// (its cells are stale). With two nodes down the volume is Unavailable.
 //
 // The write hole. Before any cell of a stripe is written, the stripe's group
 // is recorded dirty in the write-intent log (the 1 MiB metadata area of each
 // node; docs/volume_format.md, "Write-intent log"), durably on two nodes.
 // Groups are cleared lazily, once their writes were flushed and they were
-// idle for `clear_delay`. Open resyncs every dirty group's stripes (parity
+// idle for `clear_delay` (checked at the start of calls and in Flush: a call
+// may then pay a flush of the nodes). Open resyncs every dirty group's stripes (parity
 // recomputed from the data cells), so a writer killed between the data and
 // the parity write of a partial-stripe write cannot corrupt the stripe's
 // other cells.
@@ -73,7 +75,8 @@ struct VolumeOptions {
   // Requests in flight per connection. Default: 32.
   uint32_t queue_depth = 32;
   // Registered buffer pool shared by all nodes; bounds the bytes one call
-  // keeps in flight (larger calls run in windows). Default: 64 MiB.
+  // keeps in flight (larger calls run in windows). At least
+  // 2 * max(1 MiB, 2 * nodes * cell_bytes). Default: 64 MiB.
   size_t pool_bytes = 64u << 20;
   // How long a group of stripes stays marked dirty after its last write
   // before it is cleared (flush the nodes, then rewrite the log). Longer
@@ -105,7 +108,7 @@ struct VolumeNodeStats {
 struct VolumeStats {
   uint64_t healthy_reads = 0;       // cell pieces read from their own node
   uint64_t degraded_reads = 0;      // cell pieces read by reconstruction
-  uint64_t reconstructions = 0;     // XOR reconstructions (reads and writes)
+  uint64_t reconstructions = 0;     // XOR rebuilds of a cell (reads, writes, resync, rebuild)
   uint64_t full_stripe_writes = 0;  // stripe column runs written without reads
   uint64_t rmw_writes = 0;          // ... by read-modify-write
   uint64_t rcw_writes = 0;          // ... by reconstruct-write (incl. degraded)
@@ -171,8 +174,8 @@ class Volume final : public BlockDevice {
   Status Rebuild(uint32_t node_index, const Progress& progress = {});
 
   // Takes node `node_index` out of service as if it had failed: its IO in
-  // flight fails, it is read around and not written, until the volume is
-  // reopened or the node rebuilt.
+  // flight fails, it is read around and not written, until it is rebuilt (or
+  // the volume reopened before a write or flush recorded it as failed).
   void SetNodeDown(uint32_t node_index);
   // Changes the test hooks (see VolumeTestHooks).
   void SetTestHooks(const VolumeTestHooks& hooks);

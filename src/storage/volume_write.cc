@@ -294,16 +294,20 @@ Status Volume::Impl::Write(uint64_t offset, std::span<const std::byte> data) {
       }
     }
     Drain();
-    RAMPART_RETURN_IF_ERROR(RecordFailedNode());
-    if (nodes_down() >= 2) {
-      return Unavailable("write: ", nodes_down(), " storage nodes are down");
+    Status after = RecordFailedNode();
+    if (after.ok() && nodes_down() >= 2) {
+      after = Unavailable("write: ", nodes_down(), " storage nodes are down");
+    }
+    if (after.ok() && options.testing.drop_parity_writes) {
+      after = Aborted("test hook: the parity writes were dropped");
     }
     const auto now = SteadyClock::now();
-    for (uint64_t s : stripes) dirty[geometry.GroupOf(s)] = now;
-    if (options.testing.drop_parity_writes) {
-      for (uint64_t s : stripes) tainted.insert(geometry.GroupOf(s));
-      return Aborted("test hook: the parity writes were dropped");
+    for (uint64_t s : stripes) {
+      dirty[geometry.GroupOf(s)] = now;
+      // Cells written half-way: the stripes stay marked until a resync.
+      if (!after.ok()) tainted.insert(geometry.GroupOf(s));
     }
+    RAMPART_RETURN_IF_ERROR(after);
     for (RowWrite& row : window) {
       row.old_data = Buffer();
       row.new_data = Buffer();
