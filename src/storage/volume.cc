@@ -391,6 +391,11 @@ Status Volume::Flush() {
   return Status::Ok();
 }
 
+Status Volume::Close() {
+  RAMPART_RETURN_IF_ERROR(impl_->FlushNodes());
+  return impl_->ClearIdleIntents(/*force=*/true);
+}
+
 Status Volume::Trim(uint64_t offset, uint64_t length) {
   if (offset > size() || length > size() - offset) {
     return InvalidArgument("trim [", offset, ", +", length, ") is outside the volume of ", size(),

@@ -137,8 +137,8 @@ class Volume final : public BlockDevice {
   static Result<std::unique_ptr<Volume>> Open(const ClusterConfig& config,
                                               const std::string& name,
                                               const VolumeOptions& options = {});
-  // Closes the connections. Does not flush: call Flush() first for
-  // durability. Dirty intent records stay (the next Open resyncs them).
+  // Closes the connections. Does not flush: call Close() (or Flush()) first
+  // for durability. Intent records left marked are resynced by the next Open.
   ~Volume() override;
 
   Volume(const Volume&) = delete;
@@ -154,6 +154,10 @@ class Volume final : public BlockDevice {
   // Flushes every live node (fdatasync), then clears intent records that have
   // been idle for clear_delay.
   Status Flush() override;
+  // Flush(), then clears every intent record that a completed write left
+  // marked, so that the next Open has nothing to resync. The volume stays
+  // usable.
+  Status Close();
   // A no-op (the range keeps its bytes, which BlockDevice allows): zeroing
   // would cost a full write of the range, and parity stays consistent.
   Status Trim(uint64_t offset, uint64_t length) override;

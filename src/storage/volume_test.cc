@@ -282,9 +282,19 @@ TEST(VolumeIntentTest, RecordsAreAmortisedAndClearedLazily) {
   ASSERT_TRUE((*w)->Flush().ok());
   EXPECT_EQ((*w)->stats().dirty_groups, 0u);
   w->reset();
+  o.clear_delay = std::chrono::hours(1);
   auto x = cluster.Open(o);
   ASSERT_TRUE(x.ok());
   EXPECT_EQ((*x)->stats().resynced_stripes, 0u);  // cleared on disk too
+  // Close clears what the delay still holds.
+  ASSERT_TRUE((*x)->Write(3u << 20, data).ok());
+  EXPECT_EQ((*x)->stats().dirty_groups, 1u);
+  ASSERT_TRUE((*x)->Close().ok());
+  EXPECT_EQ((*x)->stats().dirty_groups, 0u);
+  x->reset();
+  auto y = cluster.Open(o);
+  ASSERT_TRUE(y.ok());
+  EXPECT_EQ((*y)->stats().resynced_stripes, 0u);
 }
 
 }  // namespace

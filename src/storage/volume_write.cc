@@ -62,10 +62,6 @@ struct RowWrite {
   std::byte* NewSlot(uint32_t node) const { return new_data.data() + node * cols.size(); }
 };
 
-}  // namespace
-
-namespace {
-
 // The runs of `pieces` (one stripe's worth at a time, in volume order):
 // cells whose aligned extents overlap or touch share a run.
 std::vector<RowWrite> BuildRows(const VolumeLayout& layout, const std::vector<Piece>& pieces,
@@ -100,20 +96,18 @@ std::vector<RowWrite> BuildRows(const VolumeLayout& layout, const std::vector<Pi
   return rows;
 }
 
-}  // namespace
-
-namespace {
-
-// Chooses how `row` updates its parity given the node that cannot be used
-// (`missing`), and what it must read.
+// Chooses how `row` updates its parity given the node that cannot be read
+// (`missing`: down, or its read failed while it is up and `writable`), and
+// what it must read.
 void PlanRow(RowWrite& row, uint32_t parity_node, uint32_t node_count,
-             std::optional<uint32_t> missing) {
+             std::optional<uint32_t> missing, bool writable) {
   row.missing = missing;
   row.rebuild_missing = false;
   row.reads.assign(node_count, ColumnRange{});
   const CellWrite* lost = missing ? row.Touched(*missing) : nullptr;
   if (missing && *missing == parity_node) {
-    row.plan = Plan::kNoParity;
+    // An unreadable parity that can still be written is recomputed whole.
+    row.plan = writable ? Plan::kReconstructWrite : Plan::kNoParity;
   } else if (lost != nullptr && !row.Covers(lost)) {
     row.plan = Plan::kReconstructWrite;
     row.rebuild_missing = true;
@@ -193,7 +187,7 @@ Status Volume::Impl::Write(uint64_t offset, std::span<const std::byte> data) {
     std::set<uint64_t> stripes;
     for (RowWrite& row : window) {
       RAMPART_ASSIGN_OR_RETURN(std::optional<uint32_t> missing, Missing(row.stripe));
-      PlanRow(row, layout.ParityNode(row.stripe), n_nodes, missing);
+      PlanRow(row, layout.ParityNode(row.stripe), n_nodes, missing, /*writable=*/false);
       RAMPART_ASSIGN_OR_RETURN(row.old_data, Get(n_nodes * row.cols.size()));
       RAMPART_ASSIGN_OR_RETURN(row.new_data, Get(n_nodes * row.cols.size()));
       stripes.insert(row.stripe);
@@ -220,7 +214,7 @@ Status Volume::Impl::Write(uint64_t offset, std::span<const std::byte> data) {
         replan = row.errors[*failed].WithContext(StrCat("stripe ", row.stripe, ": a second node failed"));
         break;
       }
-      PlanRow(row, layout.ParityNode(row.stripe), n_nodes, failed);
+      PlanRow(row, layout.ParityNode(row.stripe), n_nodes, failed, Usable(*failed, row.stripe));
       std::memset(row.old_data.data(), 0, row.old_data.size());
       issue_reads(row);
       again = true;
