@@ -128,6 +128,10 @@ void Volume::Impl::Issue(uint32_t n, IoKind kind, uint64_t node_offset, uint32_t
     deferred.emplace_back(std::move(done), Unavailable("storage node ", node.id, " is down"));
     return;
   }
+  if (kind == IoKind::kRead && options.testing.fail_reads_on_node == static_cast<int32_t>(n)) {
+    deferred.emplace_back(std::move(done), IoError("test hook: reads of storage node ", node.id, " fail"));
+    return;
+  }
   const uint64_t id = next_io_id++;
   auto cb = [this, n, id](const Status& s, uint64_t bytes) { Complete(n, id, s, bytes); };
   Status st;

@@ -67,6 +67,9 @@ struct VolumeTestHooks {
   // Open leaves the stripes the intent log marks dirty as they are (to show
   // what the resync prevents). They stay marked.
   bool skip_resync = false;
+  // Reads of this node index fail with IoError, as from a bad device; the
+  // node stays up and is still written. -1: none.
+  int32_t fail_reads_on_node = -1;
 };
 
 struct VolumeOptions {

@@ -155,5 +155,46 @@ TEST(VolumeFault, NodeStopsDuringWrites) {
   EXPECT_EQ(CompareWhole(**v, model), "");
 }
 
+// A node whose reads fail (a bad device) but that is still up: reads go
+// around it, writes that needed its old data or parity plan again without it
+// and still write it, so the parity stays right.
+TEST(VolumeFault, ReadErrorsOfANodeAreReadAroundAndItsCellsStayRight) {
+  TestCluster cluster(ClusterShape{.nodes = 4, .cell_bytes = 4096, .size = 256u << 10});
+  auto v = cluster.Open();
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  std::mt19937_64 rng(10);
+  std::vector<std::byte> model = RandomBytes(rng, (*v)->size());
+  ASSERT_TRUE((*v)->Write(0, model).ok());
+  (*v)->SetTestHooks(VolumeTestHooks{.fail_reads_on_node = 1});
+  EXPECT_EQ(CompareWhole(**v, model), "");
+  EXPECT_GT((*v)->stats().degraded_reads, 0u);
+  for (int i = 0; i < 200; ++i) {
+    const uint64_t length = 1 + rng() % 9000;
+    const uint64_t offset = rng() % (model.size() - length);
+    std::vector<std::byte> data = RandomBytes(rng, length);
+    Status st = (*v)->Write(offset, data);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    std::memcpy(model.data() + offset, data.data(), length);
+  }
+  EXPECT_EQ((*v)->stats().nodes_down, 0u);
+  EXPECT_EQ(CompareWhole(**v, model), "");
+  (*v)->SetTestHooks(VolumeTestHooks{});
+  Result<uint64_t> bad = (*v)->Verify();
+  ASSERT_TRUE(bad.ok()) << bad.status().ToString();
+  EXPECT_EQ(*bad, 0u);
+  EXPECT_EQ(CompareWhole(**v, model), "");
+}
+
+TEST(VolumeOpen, RefusesNodesWhoseLimitsDoNotFitTheCells) {
+  TestCluster cluster(ClusterShape{.nodes = 3, .cell_bytes = 16384, .size = 64u << 10,
+                                   .max_io_bytes = 8192});
+  EXPECT_EQ(cluster.Open().status().code(), StatusCode::kFailedPrecondition);
+  VolumeOptions small;
+  small.pool_bytes = 1u << 20;
+  EXPECT_EQ(Volume::Open(cluster.config(), "v", small).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(Volume::Open(cluster.config(), "nope").status().code(), StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace rampart::storage
