@@ -128,6 +128,7 @@ int Fabric::Wait(std::chrono::milliseconds timeout) {
   const auto spin_until = start + options_.spin;
   while (true) {
     if (int n = Progress(); n > 0) return n;
+    if (internal_->TakeNotified()) return 1;  // the notifier's event is the caller's
     auto now = Clock::now();
     if (now >= deadline) return 0;
     if (now < spin_until) {
@@ -154,6 +155,7 @@ int Fabric::Wait(std::chrono::milliseconds timeout) {
     for (int i = 0; i < r; ++i) {
       if (evs[i].data.fd == internal_->notify_fd()) {
         internal_->DrainNotify();
+        internal_->TakeNotified();
         notified = true;
       }
     }
@@ -164,6 +166,7 @@ int Fabric::Wait(std::chrono::milliseconds timeout) {
 }
 
 void Fabric::Notify() {
+  internal_->RaiseNotified();
   uint64_t one = 1;
   (void)!write(internal_->notify_fd(), &one, sizeof one);
 }

@@ -5,6 +5,7 @@
 // Notify() (any thread).
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <span>
@@ -85,6 +86,15 @@ class Fabric::Internal {
   void Awake();
   int notify_fd() const { return notify_fd_; }
   void DrainNotify();
+  // Notify() raises this flag before it writes the eventfd, so a Wait that
+  // is still spinning sees the notification without a system call (and
+  // without finishing its spin first). Any thread may raise it.
+  void RaiseNotified() { notified_.store(true, std::memory_order_release); }
+  // True (and lowers the flag) when Notify() ran since the last call.
+  bool TakeNotified() {
+    return notified_.load(std::memory_order_relaxed) &&
+           notified_.exchange(false, std::memory_order_acq_rel);
+  }
   int epoll_fd() const { return epoll_fd_; }
 
   // ---- channels ----
@@ -108,6 +118,7 @@ class Fabric::Internal {
   std::unordered_map<uint64_t, std::shared_ptr<ChannelImpl>> channels_;
   int notify_fd_ = -1;
   int epoll_fd_ = -1;
+  std::atomic<bool> notified_{false};
 };
 
 // Backend factories (ucx/ucx_fabric.cc, tcp/tcp_fabric.cc).
