@@ -97,21 +97,25 @@ def tables(points, replays):
                 lines.append(f"{medium:<7}{b:>7}  {system:<16}{p['iops']:>10.0f}"
                              f"{p['mb_per_sec']:>9.1f}{p['p50_ns'] / 1e3:>9.1f}"
                              f"{p['p99_ns'] / 1e3:>9.1f}  {setting:<11} {ratio}")
+    # The baseline is the local file driven by the same engine (the issue's
+    # "(a)"); the ratio to the best local engine is shown too.
     target = []
-    for system in ("remote-threads", "remote-uring"):
-        r = best(points, medium="tmpfs", block=TARGET_BLOCK, system=system)
-        loc = [best(points, medium="tmpfs", block=TARGET_BLOCK, system=s)
-               for s in ("local-threads", "local-uring")]
-        loc = max((p for p in loc if p), key=lambda p: p["iops"], default=None)
-        if r and loc:
-            target.append((system, r["iops"] / loc["iops"]))
+    local_any = [best(points, medium="tmpfs", block=TARGET_BLOCK, system=s)
+                 for s in ("local-threads", "local-uring")]
+    local_any = max((p for p in local_any if p), key=lambda p: p["iops"], default=None)
+    for engine in ("threads", "uring"):
+        r = best(points, medium="tmpfs", block=TARGET_BLOCK, system="remote-" + engine)
+        loc = best(points, medium="tmpfs", block=TARGET_BLOCK, system="local-" + engine)
+        if r and loc and local_any:
+            target.append((engine, r["iops"] / loc["iops"], r["iops"] / local_any["iops"]))
     if target:
         lines.append("")
         lines.append(f"Target: remote >= {TARGET_RATIO:.0%} of local IOPS, {TARGET_BLOCK} B "
                      "reads from tmpfs, best setting of each:")
-        for system, ratio in target:
-            verdict = "met" if ratio >= TARGET_RATIO else "missed"
-            lines.append(f"  {system}: {ratio:.2f} of local ({verdict})")
+        for engine, same, overall in target:
+            verdict = "met" if same >= TARGET_RATIO else "missed"
+            lines.append(f"  {engine}: remote {same:.2f} of local with the same engine "
+                         f"({verdict}); {overall:.2f} of the best local engine")
     if replays:
         lines.append("")
         lines.append("Trace replay (reads in trace order, C in flight)")
@@ -156,6 +160,7 @@ def plot_iops(points, d):
                         marker="o" if conns <= 1 else ("s" if conns == 2 else "^"),
                         markersize=4, alpha=min(alpha, 1.0), label=label)
             ax.set_xscale("log", base=2)
+            ax.set_yscale("log")  # transport only runs 10x above the devices
             ax.set_title(f"{medium}, {b} B random reads")
             ax.set_xlabel("IOs in flight (connections x queue depth)")
             ax.set_ylabel("kIOPS")
