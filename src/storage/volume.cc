@@ -18,8 +18,14 @@ Volume::Volume(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Volume::~Volume() = default;
 
 Volume::Impl::~Impl() {
-  // Clients close their endpoints before the pool's region and the fabric go.
-  for (Node& node : nodes) node.client.reset();
+  // Clients close their endpoints before the pool's region and the fabric go;
+  // callbacks never run (between calls there are none) release their buffers
+  // while the pool exists.
+  deferred.clear();
+  for (Node& node : nodes) {
+    node.in_flight.clear();
+    node.client.reset();
+  }
   graveyard.clear();
   pool.reset();
   fabric.reset();

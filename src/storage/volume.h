@@ -10,7 +10,9 @@
 //
 // One Fabric and one BufferPool serve a VolumeClient per node; every call
 // issues its cell IO to the nodes at once (many in flight) and waits for all
-// of it on the one fabric before it returns.
+// of it on the one fabric before it returns. Calls copy between the caller's
+// spans and the registered pool: the caller's buffers are used only during
+// the call.
 //
 // Reads. A healthy read reads the data cells. When a cell's node is down, or
 // its read fails, the read is degraded: the other k cells of the stripe (data
@@ -58,7 +60,8 @@
 
 namespace rampart::storage {
 
-// Hooks for tests that simulate a crashing writer. Default: all off.
+// Hooks for tests that simulate a crashing writer or a bad device. Default:
+// all off.
 struct VolumeTestHooks {
   // Writes issue their data cell writes but not the parity writes, and
   // return Aborted: as if the process died between the two. Their intent
@@ -166,8 +169,8 @@ class Volume final : public BlockDevice {
   Status Trim(uint64_t offset, uint64_t length) override;
 
   // Checks stripe `stripe`'s parity against its data cells: OK, Corruption
-  // (naming the stripe), FailedPrecondition when one of its nodes is down.
-  // REQUIRES: stripe < layout().stripes().
+  // (naming the stripe), FailedPrecondition when one of its nodes is down,
+  // InvalidArgument past the last stripe.
   Status VerifyStripe(uint64_t stripe);
   // VerifyStripe for every stripe, many at once; returns how many stripes
   // have bad parity (0: the volume is consistent). `progress` may be empty.
