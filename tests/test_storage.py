@@ -10,76 +10,29 @@ and `rampart bench replay`, which drive storage::VolumeClient).
 Processes are stopped by PID; output goes to files under tmp_path.
 """
 import json
-import os
-import signal
 import subprocess
 import time
 
 import pytest
 
-from conftest import RAMPART, free_ports, pid_alive, wait_gone
+from conftest import RAMPART, free_ports
+from storage_nodes import StorageNode, storage_toml
 
 DEVICE_BYTES = 16 << 20
 
 
-def storage_toml(port, path):
-    return (
-        '[cluster]\nname = "pytest-storage"\n'
-        '[transport]\nbackend = "ucx"\n'
-        '[storage]\nengine = "threads"\nio_threads = 2\nqueue_depth = 32\n'
-        'direct = false\nstaging_bytes = "4MiB"\nmax_io_bytes = "1MiB"\n'
-        f'[[storage_nodes]]\nid = 0\nhost = "127.0.0.1"\nport = {port}\n'
-        f'path = "{path}"\nsize = "{DEVICE_BYTES // (1 << 20)}MiB"\n'
-    )
-
-
-class StorageNode:
-    def __init__(self, tmp_path):
-        self.port = free_ports(1)[0]
-        self.file = tmp_path / "device.img"
-        self.config = tmp_path / "storage.toml"
-        self.config.write_text(storage_toml(self.port, self.file))
-        self.tmp_path = tmp_path
-        self.proc = None
-        self.starts = 0
-
-    def start(self):
-        self.starts += 1
-        log = open(self.tmp_path / f"node-{self.starts}.log", "w")
-        self.proc = subprocess.Popen(
-            [str(RAMPART), "--config", str(self.config), "storage-node", "--id", "0"],
-            stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                out = subprocess.run(["ss", "-ltnH", f"sport = :{self.port}"],
-                                     capture_output=True, text=True, timeout=5).stdout
-            except FileNotFoundError:
-                time.sleep(1)
-                return
-            if out.strip():
-                return
-            assert self.proc.poll() is None, "storage-node exited at start"
-            time.sleep(0.05)
-        raise AssertionError("storage-node did not listen")
-
-    def kill(self):
-        if self.proc and pid_alive(self.proc.pid):
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=10)
-
-    def stop(self):
-        if self.proc and pid_alive(self.proc.pid):
-            os.kill(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.kill()
+def single_node(tmp_path):
+    """Storage node 0 alone, serving tmp_path/device.img."""
+    port = free_ports(1)[0]
+    config = tmp_path / "storage.toml"
+    file = tmp_path / "device.img"
+    config.write_text(storage_toml([(0, port, file, DEVICE_BYTES >> 20)]))
+    return StorageNode(config, 0, port, file, tmp_path)
 
 
 @pytest.fixture
 def node(tmp_path):
-    n = StorageNode(tmp_path)
+    n = single_node(tmp_path)
     n.start()
     yield n
     n.stop()
