@@ -123,5 +123,9 @@ void RegisterStorageNodeCommand(CLI::App& app, CommandContext& ctx);
 // `rampart up`: start every node as a child process, stop them on SIGINT/SIGTERM (up.cc).
 void RegisterProxyCommand(CLI::App& app, CommandContext& ctx);
 void RegisterUpCommand(CLI::App& app, CommandContext& ctx);
+// `rampart nbd --volume NAME | --ram SIZE`: serve a volume over NBD (nbd.cc).
+void RegisterNbdCommand(CLI::App& app, CommandContext& ctx);
+// `rampart volume info|verify|rebuild NAME` (volume.cc).
+void RegisterVolumeCommands(CLI::App& app, CommandContext& ctx);
 
 }  // namespace rampart::cmd

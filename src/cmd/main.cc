@@ -125,6 +125,8 @@ int Main(int argc, char** argv) {
   RegisterStorageNodeCommand(app, ctx);
   RegisterUpCommand(app, ctx);
   RegisterProxyCommand(app, ctx);
+  RegisterNbdCommand(app, ctx);
+  RegisterVolumeCommands(app, ctx);
   AddGlobalFlagsFooter(app);
 
   try {

@@ -1,0 +1,27 @@
+// Opening a volume for a command (`rampart volume ...`, `rampart nbd
+// --volume`), with errors a user can act on. Defined in volume.cc.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/config.h"
+#include "common/status.h"
+#include "storage/volume.h"
+
+namespace rampart::cmd {
+
+// storage::Volume::Open, on the calling thread (which then owns the volume),
+// plus: NotFound for an unknown name lists the configured volumes; when the
+// volume cannot run (two or more nodes down) the error names the storage
+// nodes that do not accept connections. Logs what Open repaired (resynced
+// stripes) and the nodes that are down.
+Result<std::unique_ptr<storage::Volume>> OpenVolume(const ClusterConfig& config,
+                                                    const std::string& name,
+                                                    const storage::VolumeOptions& options = {});
+
+// Exit for a failed OpenVolume: 2 for an unknown volume (a usage error),
+// 1 otherwise.
+int ReportOpenError(const Status& status);
+
+}  // namespace rampart::cmd
