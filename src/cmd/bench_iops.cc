@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 #include <chrono>
@@ -93,6 +94,8 @@ class Target {
   virtual ~Target() = default;
   // `depth` buffers of `length` bytes each.
   virtual Status MakeBuffers(uint32_t depth, uint32_t length) = 0;
+  // Slot `slot`'s buffer. REQUIRES: MakeBuffers ran; slot < depth.
+  virtual std::byte* buffer(uint32_t slot) = 0;
   virtual Status Submit(bool write, const TraceIo& io, uint32_t slot, Callback done) = 0;
   virtual size_t in_flight() const = 0;
   // Runs ready callbacks, waiting up to `timeout` for one.
@@ -112,6 +115,7 @@ class RemoteTarget : public Target {
     }
     return Status();
   }
+  std::byte* buffer(uint32_t slot) override { return buffers_[slot].data(); }
   Status Submit(bool write, const TraceIo& io, uint32_t slot, Callback done) override {
     const storage::BufferRef& ref = buffers_[slot].ref();
     return write ? client_->Write(io.offset, io.length, ref, std::move(done))
@@ -156,6 +160,7 @@ class LocalTarget : public Target {
     }
     return Status();
   }
+  std::byte* buffer(uint32_t slot) override { return buffers_[slot]; }
   Status Submit(bool write, const TraceIo& io, uint32_t slot, Callback done) override {
     if (io.offset > device_->size() || io.length > device_->size() - io.offset) {
       return InvalidArgument("IO ", io.offset, "+", io.length, " lies outside the device (",
@@ -200,10 +205,41 @@ class LocalTarget : public Target {
   bool woken_ = false;
 };
 
+// --verify: the bytes a write puts at each device position, a function of the
+// position alone, so reads of any block size can check what writes of any
+// other block size left. Positions are 8-byte aligned words.
+uint64_t PatternWord(uint64_t position) {
+  uint64_t z = position + 0x9e3779b97f4a7c15ull;  // splitmix64
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+void FillPattern(std::byte* out, const TraceIo& io) {
+  for (uint32_t i = 0; i < io.length; ++i) {
+    const uint64_t position = io.offset + i;
+    const uint64_t word = PatternWord(position & ~uint64_t{7});
+    out[i] = static_cast<std::byte>(word >> (8 * (position & 7)));
+  }
+}
+
+// OK, or the first device position whose byte differs from the pattern.
+Status CheckPattern(const std::byte* data, const TraceIo& io) {
+  std::vector<std::byte> want(io.length);
+  FillPattern(want.data(), io);
+  if (std::memcmp(data, want.data(), io.length) == 0) return Status::Ok();
+  uint32_t i = 0;
+  while (data[i] == want[i]) ++i;
+  return Corruption("verify: byte ", io.offset + i, " of the device reads ",
+                    static_cast<int>(data[i]), ", the pattern says ", static_cast<int>(want[i]));
+}
+
 // Keeps `depth` IOs in flight on `target`, taking each next IO from `next`
 // (false: no more), until `deadline`. Latency per IO from issue to callback.
+// With `verify`, writes carry the pattern and reads check it.
 RunResult Drive(Target& target, bool write, uint32_t depth, uint32_t max_length,
-                Clock::time_point deadline, const std::function<bool(TraceIo&)>& next) {
+                Clock::time_point deadline, const std::function<bool(TraceIo&)>& next,
+                bool verify = false) {
   RunResult r;
   Histogram h;
   if (Status st = target.MakeBuffers(depth, max_length); !st.ok()) {
@@ -218,8 +254,11 @@ RunResult Drive(Target& target, bool write, uint32_t depth, uint32_t max_length,
       done = true;
       return;
     }
+    if (verify && write) FillPattern(target.buffer(slot), io);
     const auto t0 = Clock::now();
-    auto cb = [&, slot, t0](const Status& st, uint64_t bytes) {
+    auto cb = [&, slot, t0, io](const Status& io_status, uint64_t bytes) {
+      Status st = io_status;
+      if (st.ok() && verify && !write) st = CheckPattern(target.buffer(slot), io);
       if (st.ok()) {
         h.Record(Clock::now() - t0);
         ++r.ops;
@@ -415,6 +454,7 @@ void RegisterBenchIopsCommands(CLI::App& app, CommandContext& ctx) {
     std::string block_size = "4KiB", span;
     uint32_t queue_depth = 16;
     double seconds = 5;
+    bool verify = false;
   };
   auto f = std::make_shared<IopsFlags>();
   f->target.json = "iops-bench.json";
@@ -440,6 +480,10 @@ void RegisterBenchIopsCommands(CLI::App& app, CommandContext& ctx) {
   iops->add_option("--seconds", f->seconds, "How long to run")
       ->check(CLI::Range(0.01, 86400.0))
       ->capture_default_str();
+  iops->add_flag("--verify", f->verify,
+                 "Writes store a pattern that is a function of each byte's device position; "
+                 "reads check it and count every mismatch as an error (write the span "
+                 "first, e.g. --op write --pattern sequential)");
   OnRunWithConfig(iops, ctx, [f](const ClusterConfig& config) {
     auto block = ParseSize(f->block_size);
     if (!block.ok() || *block == 0 || *block > (uint64_t{1} << 30)) {
@@ -470,7 +514,8 @@ void RegisterBenchIopsCommands(CLI::App& app, CommandContext& ctx) {
     };
     const auto deadline =
         Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(f->seconds * 1000));
-    const RunResult r = Drive(*opened->target, f->op == "write", depth, bs, deadline, next);
+    const RunResult r =
+        Drive(*opened->target, f->op == "write", depth, bs, deadline, next, f->verify);
     std::ostringstream title;
     title << "iops bench: " << f->op << " " << f->pattern << ", block " << bs << " B, span "
           << span << " B, queue depth " << f->queue_depth << " x " << f->target.connections
@@ -486,6 +531,7 @@ void RegisterBenchIopsCommands(CLI::App& app, CommandContext& ctx) {
                                  {"span_bytes", span},
                                  {"queue_depth", f->queue_depth},
                                  {"in_flight", depth},
+                                 {"verify", f->verify},
                                  {"duration_bound_s", f->seconds},
                                  {"cores", std::thread::hardware_concurrency()}});
     doc["results"] = ResultJson(r);
