@@ -129,6 +129,11 @@ def test_copy_with_a_node_killed_then_verify_and_rebuild(cluster, tmp_path):
     run(["nbdcopy", str(source), server.uri])
     read_back(server.uri, tmp_path / "healthy.bin")
     assert (tmp_path / "healthy.bin").read_bytes() == data
+    # One process at a time (on this host): a verify now is refused, info is not.
+    p = cluster.volume("verify", VOLUME)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert f"open in another process on this host (pid {server.proc.pid}" in p.stderr, p.stderr
+    assert cluster.volume("info", VOLUME).returncode == 0
 
     # Copy in again (other bytes), storage node 1 SIGKILLed half-way.
     data = bytes(reversed(data))

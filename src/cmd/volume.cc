@@ -4,16 +4,19 @@
 // Each command opens the volume itself (storage::Volume::Open, which resyncs
 // stripes a crashed writer left dirty; `info` does not), so no other process
 // may have it open meanwhile: stop `rampart nbd --volume NAME` first. Two
-// writers of one volume would corrupt its parity and intent log.
+// writers of one volume would corrupt its parity and intent log; a lock file
+// keeps them apart on one host (OpenVolume), nothing does across hosts.
 //
 // Exit codes: 0 done (verify: every stripe's parity is right); 1 failed
 // (verify: bad or unverifiable stripes, listed on stdout); 2 usage errors
 // (unknown volume or node, bad configuration).
 #include <CLI/CLI.hpp>
 
+#include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +25,8 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,6 +67,41 @@ bool Reachable(const std::string& host, uint16_t port, int timeout_ms = 500) {
   }
   freeaddrinfo(result);
   return ok;
+}
+
+// Takes an exclusive advisory lock (flock) on a file in $TMPDIR (or /tmp)
+// named after where the volume lives (its nodes' addresses and node_offset),
+// so that two processes on this host cannot open one volume at once; the
+// file holds the owner's pid. The lock lasts until the process exits,
+// however it exits (the descriptor is never closed: commands are one-shot
+// processes). FailedPrecondition naming the holder's pid when taken.
+Status LockVolume(const ClusterConfig& config, const VolumeConfig& vc) {
+  std::string place = StrCat(vc.node_offset);
+  for (uint32_t id : vc.nodes) {
+    const StorageNodeConfig* sn = config.FindStorageNode(id);
+    place += "," + (sn ? sn->address() : std::to_string(id));
+  }
+  uint64_t hash = 14695981039346656037ull;  // FNV-1a: stable across builds
+  for (char c : place) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  const char* dir = std::getenv("TMPDIR");
+  char name[64];
+  std::snprintf(name, sizeof name, "/rampart-volume-%016llx.lock", static_cast<unsigned long long>(hash));
+  const std::string path = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + name;
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return IoError("cannot open the volume lock ", path, ": ", std::strerror(errno));
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char pid[32] = {};
+    const ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+    close(fd);
+    return FailedPrecondition("volume ", vc.name, " is open in another process on this host (pid ",
+                              n > 0 ? std::string(pid, static_cast<size_t>(n)) : std::string("?"),
+                              ", lock ", path, "): stop it first");
+  }
+  const std::string pid = std::to_string(getpid());
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+    spdlog::debug("volume lock {}: cannot record the pid", path);
+  }
+  return Status::Ok();
 }
 
 std::string VolumeNames(const ClusterConfig& config) {
@@ -163,7 +203,7 @@ int RunInfo(const ClusterConfig& config, const std::string& name) {
   // are (Open would otherwise resync and clear them) so they can be shown.
   // Open writes nothing else unless something is written.
   options.testing.skip_resync = true;
-  auto volume = OpenVolume(config, name, options);
+  auto volume = OpenVolume(config, name, options, /*exclusive=*/false);
   if (!volume.ok()) return ReportOpenError(volume.status());
   PrintInfo(config, name, **volume);
   return kExitOk;
@@ -248,13 +288,14 @@ int RunRebuild(const ClusterConfig& config, const std::string& name, int64_t nod
 }  // namespace
 
 Result<std::unique_ptr<Volume>> OpenVolume(const ClusterConfig& config, const std::string& name,
-                                           const storage::VolumeOptions& options) {
+                                           const storage::VolumeOptions& options, bool exclusive) {
   const VolumeConfig* vc = config.FindVolume(name);
   if (vc == nullptr) {
     return NotFound("no volume named \"", name, "\" in ", config.origin,
                     config.volumes.empty() ? std::string(" (it has no [[volumes]])")
                                            : StrCat(" (its volumes: ", VolumeNames(config), ")"));
   }
+  if (exclusive) RAMPART_RETURN_IF_ERROR(LockVolume(config, *vc));
   Result<std::unique_ptr<Volume>> volume = Volume::Open(config, name, options);
   if (!volume.ok()) {
     if (volume.status().code() != StatusCode::kUnavailable) return volume.status();

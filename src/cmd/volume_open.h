@@ -16,9 +16,14 @@ namespace rampart::cmd {
 // volume cannot run (two or more nodes down) the error names the storage
 // nodes that do not accept connections. Logs what Open repaired (resynced
 // stripes) and the nodes that are down.
+//
+// `exclusive` (for anything that may write, resync included): first locks
+// the volume against other processes on this host until this one exits;
+// FailedPrecondition, naming the holder's pid, when one has it open.
 Result<std::unique_ptr<storage::Volume>> OpenVolume(const ClusterConfig& config,
                                                     const std::string& name,
-                                                    const storage::VolumeOptions& options = {});
+                                                    const storage::VolumeOptions& options = {},
+                                                    bool exclusive = true);
 
 // Exit for a failed OpenVolume: 2 for an unknown volume (a usage error),
 // 1 otherwise.
