@@ -1,4 +1,5 @@
-// Volume: open, the IO plumbing over the shared fabric, and reads.
+// Volume: open, the IO plumbing over the shared fabric, and the stripe reads
+// that reads, writes, verify and rebuild share (reads: volume_read.cc).
 #include "storage/volume.h"
 
 #include <algorithm>
@@ -151,7 +152,8 @@ void Volume::Impl::Issue(uint32_t n, IoKind kind, uint64_t node_offset, uint32_t
     if (st.code() == StatusCode::kUnavailable) MarkDown(n, st);
     return;
   }
-  node.in_flight.emplace(id, Node::InFlight{std::move(done), SteadyClock::now(), kind, length});
+  node.in_flight.emplace(id, Node::InFlight{std::move(done), SteadyClock::now(), kind, length,
+                                            node.outstanding == 0});
   ++node.outstanding;
 }
 
@@ -159,14 +161,24 @@ void Volume::Impl::Complete(uint32_t n, uint64_t id, const Status& status, uint6
   Node& node = nodes[n];
   auto it = node.in_flight.find(id);
   if (it == node.in_flight.end()) return;  // failed already (node marked down)
+  const auto now = SteadyClock::now();
+  if (options.testing.slow_node == static_cast<int32_t>(n) &&
+      now < it->second.start + options.testing.slow_node_delay) {
+    held.push_back(HeldCompletion{it->second.start + options.testing.slow_node_delay, n, id, status, bytes});
+    return;  // ReleaseHeld completes it when due
+  }
   Node::InFlight io = std::move(it->second);
   node.in_flight.erase(it);
   --node.outstanding;
   --pending;
-  const double us =
-      std::chrono::duration<double, std::micro>(SteadyClock::now() - io.start).count();
+  const double us = std::chrono::duration<double, std::micro>(now - io.start).count();
   node.latency_us = node.ios == 0 ? us : node.latency_us + (us - node.latency_us) / 8;
   ++node.ios;
+  if (io.kind == IoKind::kRead && io.unqueued) {
+    node.read_latency_us =
+        node.unqueued_reads == 0 ? us : node.read_latency_us + (us - node.read_latency_us) / 4;
+    ++node.unqueued_reads;
+  }
   Status st = status;
   if (st.ok() && io.kind != IoKind::kFlush && bytes != io.length) {
     st = IoError("storage node ", node.id, " transferred ", bytes, " of ", io.length, " bytes");
@@ -178,6 +190,19 @@ void Volume::Impl::Complete(uint32_t n, uint64_t id, const Status& status, uint6
     if (st.code() == StatusCode::kUnavailable || io.kind != IoKind::kRead) MarkDown(n, st);
   }
   io.done(st);
+}
+
+int Volume::Impl::ReleaseHeld() {
+  if (held.empty()) return 0;
+  const auto now = SteadyClock::now();
+  std::vector<HeldCompletion> due;
+  std::erase_if(held, [&](HeldCompletion& h) {
+    if (h.due > now) return false;
+    due.push_back(std::move(h));
+    return true;
+  });
+  for (HeldCompletion& h : due) Complete(h.node, h.id, h.status, h.bytes);
+  return static_cast<int>(due.size());
 }
 
 void Volume::Impl::MarkDown(uint32_t n, const Status& why) {
@@ -209,6 +234,7 @@ void Volume::Impl::Drain() {
     for (Node& node : nodes) {
       if (node.client) ran += node.client->RunCompletions();
     }
+    ran += ReleaseHeld();
     const auto now = SteadyClock::now();
     if (ran > 0) {
       last_progress = now;
@@ -222,7 +248,12 @@ void Volume::Impl::Drain() {
       last_progress = now;
       continue;
     }
-    fabric->Wait(std::chrono::milliseconds(50));
+    auto wait = std::chrono::milliseconds(50);
+    for (const HeldCompletion& h : held) {
+      wait = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(h.due - now),
+                        std::chrono::milliseconds(0), wait);
+    }
+    fabric->Wait(wait);
   }
   graveyard.clear();
 }
@@ -273,7 +304,7 @@ Status Volume::Impl::FlushNodes() {
 }
 
 // ---------------------------------------------------------------------------
-// Reads
+// Stripe reads
 
 void Volume::Impl::IssueStripeReads(uint64_t stripe, ColumnRange cols, std::optional<uint32_t> skip,
                                     const Buffer& buffer, std::vector<Status>& errors) {
@@ -303,84 +334,6 @@ Status Volume::Impl::ReconstructSlot(uint64_t stripe, ColumnRange cols, uint32_t
   }
   ++stats.reconstructions;
   return Reconstruct(cells, missing);
-}
-
-Status Volume::Impl::Read(uint64_t offset, std::span<std::byte> out) {
-  RAMPART_ASSIGN_OR_RETURN(std::vector<Piece> pieces, layout.Map(offset, out.size()));
-  (void)ClearIdleIntents(false);
-  struct PieceRead {
-    const Piece* piece;
-    ColumnRange cols;
-    std::optional<uint32_t> missing;  // read by reconstruction around this node
-    Buffer buffer;
-    Status status;
-    std::vector<Status> errors;  // by node, when reconstructing
-  };
-  const uint64_t k1 = layout.node_count();
-  const size_t budget = pool->capacity() / 2;
-  size_t next = 0;
-  while (next < pieces.size()) {
-    // A window of pieces whose worst case (all degraded) fits the budget.
-    std::vector<PieceRead> window;
-    size_t bytes = 0;
-    for (size_t i = next; i < pieces.size(); ++i) {
-      const Piece& p = pieces[i];
-      const uint64_t in_cell = p.node_offset - layout.StripeOffset(p.stripe);
-      const ColumnRange cols = Align(in_cell, in_cell + p.length);
-      if (!window.empty() && bytes + k1 * cols.size() > budget) break;
-      bytes += k1 * cols.size();
-      window.push_back(PieceRead{&p, cols, std::nullopt, Buffer(), Status(), {}});
-    }
-    next += window.size();
-    auto issue = [&](PieceRead& r) -> Status {
-      const Piece& p = *r.piece;
-      const uint64_t length = r.cols.size();
-      if (!r.missing) {
-        RAMPART_ASSIGN_OR_RETURN(r.buffer, pool->Get(length));
-        Status* slot = &r.status;
-        Issue(p.node_index, IoKind::kRead, layout.StripeOffset(p.stripe) + r.cols.lo,
-              static_cast<uint32_t>(length), r.buffer.ref(), [slot](const Status& st) { *slot = st; });
-      } else {
-        RAMPART_ASSIGN_OR_RETURN(r.buffer, pool->Get(k1 * length));
-        IssueStripeReads(p.stripe, r.cols, r.missing, r.buffer, r.errors);
-      }
-      return Status::Ok();
-    };
-    // Errors stop the issuing, never the Drain: reads in flight target the
-    // window's buffers.
-    Status st;
-    for (PieceRead& r : window) {
-      if (!Usable(r.piece->node_index, r.piece->stripe)) r.missing = r.piece->node_index;
-      if (st = issue(r); !st.ok()) break;
-    }
-    Drain();
-    RAMPART_RETURN_IF_ERROR(st);
-    // Healthy reads that failed are read again around their node.
-    bool again = false;
-    for (PieceRead& r : window) {
-      if (r.missing || r.status.ok()) continue;
-      r.missing = r.piece->node_index;
-      r.buffer = Buffer();
-      if (st = issue(r); !st.ok()) break;
-      again = true;
-    }
-    if (again) Drain();
-    RAMPART_RETURN_IF_ERROR(st);
-    for (PieceRead& r : window) {
-      const Piece& p = *r.piece;
-      const uint64_t in_cell = p.node_offset - layout.StripeOffset(p.stripe) - r.cols.lo;
-      const std::byte* from = r.buffer.data() + in_cell;
-      if (r.missing) {
-        RAMPART_RETURN_IF_ERROR(ReconstructSlot(p.stripe, r.cols, *r.missing, r.buffer, r.errors));
-        from += *r.missing * r.cols.size();
-        ++stats.degraded_reads;
-      } else {
-        ++stats.healthy_reads;
-      }
-      std::memcpy(out.data() + p.buffer_offset, from, p.length);
-    }
-  }
-  return Status::Ok();
 }
 
 // ---------------------------------------------------------------------------
@@ -436,7 +389,8 @@ VolumeStats Volume::stats() const {
   s.dirty_groups = impl_->dirty.size();
   for (const Impl::Node& node : impl_->nodes) {
     s.nodes.push_back(VolumeNodeStats{node.id, node.health == Impl::Health::kUp, node.outstanding,
-                                      node.latency_us, node.ios, node.errors});
+                                      node.latency_us, node.read_latency_us, node.ios,
+                                      node.errors});
   }
   return s;
 }

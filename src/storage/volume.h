@@ -16,8 +16,19 @@
 //
 // Reads. A healthy read reads the data cells. When a cell's node is down, or
 // its read fails, the read is degraded: the other k cells of the stripe (data
-// and parity) are read over the same range and XORed. The caller sees the
-// same bytes either way.
+// and parity) are read over the same range and XORed; cells the same call
+// reads anyway (the stripe's other data cells of a whole-stripe read) are
+// used as they are, so a degraded whole-stripe read reads the parity instead
+// of the lost cell and nothing more. The caller sees the same bytes either way.
+//
+// Hot-node steering (seed 002 §5; VolumeOptions::steer_hot_reads). When one
+// node is markedly busier than the others (its read latency or outstanding
+// IO well above their median: the rule and its hysteresis are in
+// volume_steering.h), a healthy read of its cell is served by reconstruction
+// from the stripe's other cells instead, when that costs one extra read (the
+// parity) at most: whole-stripe reads steer, a read of one cell does not (it
+// would cost k reads instead of one). One read of the hot node in
+// SteeringRule::probe_every still goes to it, to notice when it cools.
 //
 // Writes. Per stripe (and per run of cell columns it touches) the cheaper of
 // read-modify-write (old data + old parity) and reconstruct-write (the data
@@ -57,6 +68,7 @@
 #include "common/status.h"
 #include "storage/block_device.h"
 #include "storage/volume_layout.h"
+#include "storage/volume_steering.h"
 
 namespace rampart::storage {
 
@@ -73,6 +85,11 @@ struct VolumeTestHooks {
   // Reads of this node index fail with IoError, as from a bad device; the
   // node stays up and is still written. -1: none.
   int32_t fail_reads_on_node = -1;
+  // Every IO of this node index completes no earlier than
+  // `slow_node_delay` after it was issued, as on a slow or loaded node. -1:
+  // none.
+  int32_t slow_node = -1;
+  std::chrono::microseconds slow_node_delay{0};
 };
 
 struct VolumeOptions {
@@ -98,6 +115,11 @@ struct VolumeOptions {
   // bounded by half the pool); Rebuild's progress runs between batches.
   // Default: 64.
   uint32_t stripes_per_batch = 64;
+  // Hot-node steering: read around a node markedly busier than the others
+  // (see above and volume_steering.h). Default: on.
+  bool steer_hot_reads = true;
+  // The thresholds of the steering rule. Default: volume_steering.h's.
+  SteeringRule steering;
   VolumeTestHooks testing;
 };
 
@@ -107,13 +129,18 @@ struct VolumeNodeStats {
   bool up = false;           // serving (not down, not being rebuilt)
   uint64_t outstanding = 0;  // IO in flight now
   double latency_us = 0;     // EWMA of recent IO latency (weight 1/8)
+  // EWMA (weight 1/4) of the latency of reads issued while no other IO of
+  // this volume was in flight on the node: the node's own delay, not this
+  // volume's queue (what steering compares).
+  double read_latency_us = 0;
   uint64_t ios = 0;          // IO completed
   uint64_t errors = 0;       // IO completed with an error
 };
 
 struct VolumeStats {
   uint64_t healthy_reads = 0;       // cell pieces read from their own node
-  uint64_t degraded_reads = 0;      // cell pieces read by reconstruction
+  uint64_t degraded_reads = 0;      // cell pieces read by reconstruction (node down or failing)
+  uint64_t steered_reads = 0;       // ... around a hot node (steering; not in degraded_reads)
   uint64_t reconstructions = 0;     // XOR rebuilds of a cell (reads, writes, resync, rebuild)
   uint64_t full_stripe_writes = 0;  // stripe column runs written without reads
   uint64_t rmw_writes = 0;          // ... by read-modify-write

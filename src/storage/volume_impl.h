@@ -21,6 +21,7 @@
 #include "storage/volume.h"
 #include "storage/volume_client.h"
 #include "storage/volume_intent.h"
+#include "storage/volume_steering.h"
 #include "transport/transport.h"
 
 namespace rampart::storage {
@@ -54,6 +55,11 @@ struct Volume::Impl {
     uint64_t rebuilt_below = 0;  // kRebuilding: stripes [0, this) are rebuilt
     uint64_t outstanding = 0;
     double latency_us = 0;
+    // EWMA (weight 1/4) of the latency of reads issued while nothing else of
+    // this volume was in flight on the node: its own delay (its other
+    // clients' load), not this volume's queue. What steering compares.
+    double read_latency_us = 0;
+    uint64_t unqueued_reads = 0;
     uint64_t ios = 0;
     uint64_t errors = 0;
     struct InFlight {
@@ -61,11 +67,22 @@ struct Volume::Impl {
       SteadyClock::time_point start;
       IoKind kind;
       uint32_t length;
+      bool unqueued;  // issued while nothing else was in flight on the node
     };
     std::unordered_map<uint64_t, InFlight> in_flight;  // by Impl's io id
   };
 
-  Impl(VolumeLayout layout, const VolumeOptions& options) : layout(std::move(layout)), options(options) {}
+  // A completion held back by VolumeTestHooks::slow_node until `due`.
+  struct HeldCompletion {
+    SteadyClock::time_point due;
+    uint32_t node;
+    uint64_t id;
+    Status status;
+    uint64_t bytes;
+  };
+
+  Impl(VolumeLayout layout, const VolumeOptions& options)
+      : layout(std::move(layout)), options(options), steering(options.steering) {}
   ~Impl();
 
   // ---- volume.cc: plumbing ----
@@ -79,6 +96,8 @@ struct Volume::Impl {
   // Runs until every issued IO completed (and its `done` ran).
   void Drain();
   void Complete(uint32_t n, uint64_t id, const Status& status, uint64_t bytes);
+  // Completes the held completions that are due; returns how many.
+  int ReleaseHeld();
   void MarkDown(uint32_t n, const Status& why);
   // Whether node n's cell of `stripe` may be read (and must be written).
   bool Usable(uint32_t n, uint64_t stripe) const;
@@ -92,8 +111,12 @@ struct Volume::Impl {
   ColumnRange Align(uint64_t lo, uint64_t hi) const;
   Status FlushNodes();
 
-  // ---- volume.cc: reads ----
+  // ---- volume_read.cc: reads (healthy, degraded, steered) ----
   Status Read(uint64_t offset, std::span<std::byte> out);
+  // Feeds the nodes' loads to `steering` (once per read window).
+  void UpdateSteering();
+
+  // ---- volume.cc: stripe reads shared by writes, verify and rebuild ----
   // Reads the cells of `stripe` over `cols` from every usable node except
   // `skip` into buffer slot node * cols.size(); `errors[node]` gets each
   // outcome. Issue only: Drain collects.
@@ -152,6 +175,8 @@ struct Volume::Impl {
   // Clients of nodes marked down, destroyed outside their own callbacks.
   std::vector<std::unique_ptr<VolumeClient>> graveyard;
   std::deque<std::pair<IoDone, Status>> deferred;  // failures to report from Drain
+  std::vector<HeldCompletion> held;                // test hook slow_node
+  HotNodeTracker steering;
   uint64_t next_io_id = 1;
   uint64_t pending = 0;
 

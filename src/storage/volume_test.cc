@@ -205,6 +205,56 @@ TEST_P(VolumeEveryNodeDown, ReadsReconstructWritesSucceedRebuildRestores) {
 
 INSTANTIATE_TEST_SUITE_P(Volume, VolumeEveryNodeDown, ::testing::Values(0u, 1u, 2u, 3u));
 
+// Hot-node steering: with one node slow (its completions held back 20 ms),
+// whole-stripe reads go around it by reconstruction, and every read, whole
+// stripes or not, returns the right bytes; a read of one cell does not steer
+// (it would cost k reads); with the switch off nothing steers.
+TEST(VolumeSteering, WholeStripeReadsGoAroundASlowNodeUnlessSwitchedOff) {
+  for (const bool steer : {true, false}) {
+    SCOPED_TRACE(steer ? "steering on" : "steering off");
+    TestCluster cluster(ClusterShape{.nodes = 4, .cell_bytes = 4096, .size = 384u << 10});
+    auto v = cluster.Open(VolumeOptions{.steer_hot_reads = steer});
+    ASSERT_TRUE(v.ok()) << v.status().ToString();
+    Volume& vol = **v;
+    std::mt19937_64 rng(7);
+    const std::vector<std::byte> model = RandomBytes(rng, vol.size());
+    ASSERT_TRUE(vol.Write(0, model).ok());
+    vol.SetTestHooks(VolumeTestHooks{.slow_node = 2, .slow_node_delay = std::chrono::milliseconds(20)});
+    const uint64_t stripe = vol.layout().stripe_data_bytes();
+    const uint64_t stripes = vol.size() / stripe;
+    for (int i = 0; i < 24; ++i) {
+      // Whole stripes, and (every third) an unaligned range across stripes.
+      uint64_t offset = (rng() % (stripes - 3)) * stripe, length = 3 * stripe;
+      if (i % 3 == 2) {
+        offset += 1 + rng() % 5000;
+        length -= 6000;
+      }
+      std::vector<std::byte> got(length);
+      ASSERT_TRUE(vol.Read(offset, got).ok());
+      ASSERT_EQ(std::memcmp(got.data(), model.data() + offset, length), 0) << offset << "+" << length;
+    }
+    const VolumeStats s = vol.stats();
+    EXPECT_EQ(s.degraded_reads, 0u);
+    EXPECT_GT(s.nodes[2].read_latency_us, 10000);  // the EWMA started from fast reads at Open
+    if (steer) {
+      EXPECT_GE(s.steered_reads, 20u);  // ~3/4 of 24 * 3 pieces are node 2's, 1 in 8 probes
+      EXPECT_EQ(s.reconstructions, s.steered_reads);
+    } else {
+      EXPECT_EQ(s.steered_reads, 0u);
+    }
+    // One cell on the slow node: read from it, steering or not.
+    const uint64_t cell = vol.layout().DataCellOnNode(0, 2).value();  // stripe 0: D2 on node 2
+    std::vector<std::byte> got(4096);
+    ASSERT_TRUE(vol.Read(cell * 4096, got).ok());
+    EXPECT_EQ(std::memcmp(got.data(), model.data() + cell * 4096, 4096), 0);
+    EXPECT_EQ(vol.stats().steered_reads, s.steered_reads);
+    // With a node down the volume reads around that one only.
+    vol.SetNodeDown(0);
+    EXPECT_EQ(CompareWhole(vol, model), "");
+    EXPECT_EQ(vol.stats().steered_reads, s.steered_reads);
+  }
+}
+
 TEST(VolumeIntentTest, RecordRoundTripsAndDetectsDamage) {
   IntentRecord r{.generation = (7ull << 32) | 3, .block = 2, .fingerprint = 0xabcdef01,
                  .group_stripes = 64, .failed_node = 1,
