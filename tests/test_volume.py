@@ -32,16 +32,17 @@ NODE_MIB = 16                    # 1 MiB metadata + 8 MiB of cells per node
 
 
 class VolumeCluster:
-    """Storage nodes 0..3 and volume `data` over them."""
+    """Storage nodes 0..3 and volume `data` of volume_bytes over them."""
 
-    def __init__(self, tmp_path):
+    def __init__(self, tmp_path, volume_bytes=VOLUME_BYTES):
         self.tmp_path = tmp_path
         self.config = tmp_path / "cluster.toml"
         ports = free_ports(4)
         files = [tmp_path / f"node{i}.img" for i in range(4)]
+        node_mib = max(NODE_MIB, 2 + (volume_bytes >> 20) // 3)
         self.config.write_text(storage_toml(
-            [(i, ports[i], files[i], NODE_MIB) for i in range(4)],
-            volumes=[{"name": f'"{VOLUME}"', "size": f'"{VOLUME_BYTES >> 20}MiB"',
+            [(i, ports[i], files[i], node_mib) for i in range(4)],
+            volumes=[{"name": f'"{VOLUME}"', "size": f'"{volume_bytes >> 20}MiB"',
                       "cell_bytes": '"16KiB"', "nodes": "[0, 1, 2, 3]"}],
             name="pytest-volume", transport_extra="connect_timeout_ms = 2000\n"))
         self.nodes = [StorageNode(self.config, i, ports[i], files[i], tmp_path)
@@ -181,6 +182,51 @@ def test_copy_with_a_node_killed_then_verify_and_rebuild(cluster, tmp_path):
     assert server.stop() == 0, server.stderr()
     m = re.search(r"cell reads (\d+) healthy, (\d+) degraded", server.stderr())
     assert m and int(m.group(2)) > 0, server.stderr()
+
+
+def test_online_rebuild_while_a_client_writes(tmp_path):
+    """`rampart nbd --rebuild-node` rebuilds a replaced node while nbdcopy
+    writes (the volume is 8x larger, so the rebuild takes long enough to
+    overlap)."""
+    volume_bytes = 8 * VOLUME_BYTES
+    cluster = VolumeCluster(tmp_path, volume_bytes)
+    try:
+        cluster.start()
+        # Node 3 dies and a write leaves it out: the intent log records it failed.
+        cluster.nodes[3].kill()
+        server = cluster.nbd()
+        (tmp_path / "small.bin").write_bytes(os.urandom(1 << 20))
+        run(["nbdcopy", str(tmp_path / "small.bin"), server.uri])
+        assert server.stop() == 0, server.stderr()
+        cluster.nodes[3].file.unlink()
+        cluster.nodes[3].start()
+
+        data = os.urandom(VOLUME_BYTES)
+        (tmp_path / "source.bin").write_bytes(data)
+        server = cluster.nbd("--rebuild-node", "3")
+        run(["nbdcopy", str(tmp_path / "source.bin"), server.uri])
+        deadline = time.monotonic() + 60
+        while "answered" not in server.stderr() and time.monotonic() < deadline:
+            assert server.proc.poll() is None, server.stderr()
+            time.sleep(0.1)
+        m = re.search(r"answered (\d+) client calls during the rebuild", server.stderr())
+        assert m and int(m.group(1)) > 0, server.stderr()
+        stripes = volume_bytes // (3 * 16 << 10)
+        assert f"rebuild {VOLUME}: stripes {stripes}/{stripes} (100%)" in server.stderr()
+        run(["nbdcopy", server.uri, str(tmp_path / "out.bin")])
+        out = (tmp_path / "out.bin").read_bytes()
+        assert out[:VOLUME_BYTES] == data
+        assert out[VOLUME_BYTES:] == bytes(volume_bytes - VOLUME_BYTES)
+        assert server.stop() == 0, server.stderr()
+
+        p = cluster.volume("verify", VOLUME)
+        assert p.returncode == 0, p.stdout + p.stderr
+        cluster.nodes[0].kill()  # node 3's rebuilt cells now take part in every read
+        server = cluster.nbd()
+        run(["nbdcopy", server.uri, str(tmp_path / "degraded.bin")])
+        assert (tmp_path / "degraded.bin").read_bytes() == out
+    finally:
+        cluster.stop()
 
 
 def test_killed_server_leaves_no_write_hole(cluster, tmp_path):

@@ -10,6 +10,10 @@
 // SIGINT/SIGTERM and tells the main thread to stop; the main thread then stops
 // the server, flushes and closes the volume, and exits 0.
 //
+// With --rebuild-node ID the main thread rebuilds that node right after the
+// server started, answering the clients' calls between the rebuild's batches
+// (Volume::Rebuild's progress callback allows that), then serves as usual.
+//
 // Exit codes: 0 after SIGINT/SIGTERM; 1 when the volume or the port cannot be
 // opened, or the final flush fails; 2 for usage errors (unknown volume).
 #include <CLI/CLI.hpp>
@@ -74,13 +78,7 @@ class OwnerThreadDevice final : public BlockDevice {
     for (;;) {
       const bool woke = cv_.wait_for(lock, idle, [this] { return call_ != nullptr || stopping_; });
       if (call_ != nullptr) {
-        const std::function<Status()>* call = call_;
-        lock.unlock();
-        Status result = (*call)();
-        lock.lock();
-        result_ = std::move(result);
-        call_ = nullptr;
-        cv_.notify_all();
+        RunCall(lock);
       } else if (stopping_) {
         return;
       } else if (!woke && unflushed_) {
@@ -92,6 +90,27 @@ class OwnerThreadDevice final : public BlockDevice {
     }
   }
 
+  // Runs the calls handed over for up to `budget`, returning early once
+  // none came for `gap`: a long operation of the owner (a rebuild) serves
+  // the clients between its steps this way. False once Shutdown() was
+  // called.
+  bool ServeFor(std::chrono::milliseconds budget,
+                std::chrono::microseconds gap = std::chrono::microseconds(500)) {
+    const auto end = std::chrono::steady_clock::now() + budget;
+    std::unique_lock lock(mu_);
+    while (!stopping_ && std::chrono::steady_clock::now() < end) {
+      if (!cv_.wait_for(lock, gap, [this] { return call_ != nullptr || stopping_; })) break;
+      if (call_ != nullptr) {
+        RunCall(lock);
+        ++served_between_;
+      }
+    }
+    return !stopping_;
+  }
+
+  // Calls ServeFor ran so far. Owner thread only.
+  uint64_t served_between() const { return served_between_; }
+
   // Makes Serve() return once the call it runs (if any) is answered; calls
   // after that fail with Unavailable without reaching the device.
   void Shutdown() {
@@ -101,6 +120,18 @@ class OwnerThreadDevice final : public BlockDevice {
   }
 
  private:
+  // Runs the call handed over and hands its result back. REQUIRES: call_
+  // set; `lock` holds mu_ (released while the call runs).
+  void RunCall(std::unique_lock<std::mutex>& lock) {
+    const std::function<Status()>* call = call_;
+    lock.unlock();
+    Status result = (*call)();
+    lock.lock();
+    result_ = std::move(result);
+    call_ = nullptr;
+    cv_.notify_all();
+  }
+
   Status Call(const std::function<Status()>& call, bool modifies) {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [this] { return call_ == nullptr && !result_; });
@@ -124,6 +155,7 @@ class OwnerThreadDevice final : public BlockDevice {
   std::optional<Status> result_;                   // run, not yet taken
   bool stopping_ = false;
   bool unflushed_ = false;  // a write or trim since the last on_idle
+  uint64_t served_between_ = 0;  // owner thread only
 };
 
 void LogVolumeStats(const std::string& name, const storage::VolumeStats& s) {
@@ -141,6 +173,7 @@ struct NbdFlags {
   uint16_t port = 10809;
   std::string export_name;
   bool read_only = false;
+  int64_t rebuild_node = -1;  // --rebuild-node: a storage node id, or -1
 };
 
 // Opens the device the flags name on this thread. The volume (if any) goes to
@@ -199,6 +232,17 @@ int Serve(const ClusterConfig* config, const NbdFlags& flags) {
     sigwait(&stop_signals, &signal);
     owner.Shutdown();
   });
+  if (flags.rebuild_node >= 0 && volume != nullptr) {
+    // Online: the clients' calls run between the rebuild's batches.
+    const uint32_t index = *VolumeNodeIndex(*config, flags.volume, flags.rebuild_node);
+    const Status st = RebuildNode(*config, flags.volume, *volume, index,
+                                  [&] { return owner.ServeFor(std::chrono::milliseconds(50)); });
+    if (st.ok()) {
+      spdlog::info("nbd: answered {} client calls during the rebuild", owner.served_between());
+    } else if (st.code() != StatusCode::kAborted) {
+      spdlog::error("nbd: {}; serving on without storage node {}", st.ToString(), flags.rebuild_node);
+    }
+  }
   owner.Serve(std::chrono::seconds(2), [&] {
     // Idle after writes: make them durable and let the volume clear its
     // intent log, so a crash later has less to resync.
@@ -243,6 +287,12 @@ void RegisterNbdCommand(CLI::App& app, CommandContext& ctx) {
                   "for the default export get it too)")
       ->type_name("NAME");
   cmd->add_flag("--read-only", flags->read_only, "Refuse writes, trims and write-zeroes (EPERM)");
+  cmd->add_option("--rebuild-node", flags->rebuild_node,
+                  "Rebuild this storage node (by id; replaced, serving again, empty or stale) while "
+                  "serving: clients are answered between the rebuild's batches. Progress on stderr "
+                  "as for `rampart volume rebuild`")
+      ->type_name("ID")
+      ->excludes(ram);
   OnRun(cmd, ctx, [flags, &ctx] {
     if (flags->volume.empty() == flags->ram.empty()) {
       return ReportUsageError(InvalidArgument("give --volume NAME or --ram SIZE (see rampart nbd --help)"));
@@ -250,6 +300,10 @@ void RegisterNbdCommand(CLI::App& app, CommandContext& ctx) {
     if (!flags->ram.empty()) return Serve(nullptr, *flags);
     const Result<ClusterConfig>& config = ctx.config();
     if (!config.ok()) return ReportUsageError(config.status());
+    if (flags->rebuild_node >= 0) {
+      const Result<uint32_t> index = VolumeNodeIndex(*config, flags->volume, flags->rebuild_node);
+      if (!index.ok()) return ReportUsageError(index.status().WithContext("--rebuild-node"));
+    }
     return Serve(&*config, *flags);
   });
 }

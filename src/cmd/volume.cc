@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -249,29 +250,13 @@ int RunVerify(const ClusterConfig& config, const std::string& name) {
 // ---- rebuild ----
 
 int RunRebuild(const ClusterConfig& config, const std::string& name, int64_t node_id) {
-  const VolumeConfig* vc = config.FindVolume(name);
-  if (vc != nullptr) {
-    auto it = std::find(vc->nodes.begin(), vc->nodes.end(), node_id);
-    if (it == vc->nodes.end()) {
-      std::string ids;
-      for (uint32_t id : vc->nodes) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
-      return ReportUsageError(
-          InvalidArgument("--node ", node_id, ": not a node of volume ", name, " (its storage nodes: ", ids, ")"));
-    }
-  }
+  Result<uint32_t> index = VolumeNodeIndex(config, name, node_id);
+  if (!index.ok()) return ReportUsageError(index.status());
   BlockStopSignals();
   auto opened = OpenVolume(config, name);
   if (!opened.ok()) return ReportOpenError(opened.status());
   Volume& volume = **opened;
-  const VolumeLayout& l = volume.layout();
-  const uint32_t index =
-      static_cast<uint32_t>(std::find(vc->nodes.begin(), vc->nodes.end(), node_id) - vc->nodes.begin());
-  spdlog::info("volume {}: rebuilding {} (node index {}) from the other {} nodes, {} stripes", name,
-               NodeName(config, static_cast<uint32_t>(node_id)), index, l.data_cells(), l.stripes());
-  ProgressMeter meter({.label = StrCat("rebuild ", name), .unit = "stripes", .total = l.stripes(),
-                       .bytes_per_unit = l.cell_bytes()});
-  Status st = volume.Rebuild(index, MeterProgress(meter));
-  meter.Finish();
+  Status st = RebuildNode(config, name, volume, *index, [] { return !StopRequested(); });
   if (st.ok()) st = volume.Close();
   if (st.code() == StatusCode::kAborted) {
     std::fprintf(stderr, "rampart: rebuild of %s stopped; the node stays down until a rebuild completes\n",
@@ -281,7 +266,7 @@ int RunRebuild(const ClusterConfig& config, const std::string& name, int64_t nod
   if (!st.ok()) return ReportFailure(st.WithContext(StrCat("rebuild ", name)));
   std::printf("volume %s: %s rebuilt, %llu stripes\n", name.c_str(),
               NodeName(config, static_cast<uint32_t>(node_id)).c_str(),
-              static_cast<unsigned long long>(l.stripes()));
+              static_cast<unsigned long long>(volume.layout().stripes()));
   return kExitOk;
 }
 
@@ -325,6 +310,36 @@ Result<std::unique_ptr<Volume>> OpenVolume(const ClusterConfig& config, const st
                  name, NodeName(config, id), name, id);
   }
   return volume;
+}
+
+Result<uint32_t> VolumeNodeIndex(const ClusterConfig& config, const std::string& name,
+                                 int64_t node_id) {
+  const VolumeConfig* vc = config.FindVolume(name);
+  if (vc == nullptr) return 0u;  // OpenVolume reports it
+  for (uint32_t i = 0; i < vc->nodes.size(); ++i) {
+    if (vc->nodes[i] == node_id) return i;
+  }
+  std::string ids;
+  for (uint32_t id : vc->nodes) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+  return InvalidArgument("node ", node_id, ": not a node of volume ", name, " (its storage nodes: ", ids,
+                         ")");
+}
+
+Status RebuildNode(const ClusterConfig& config, const std::string& name, Volume& volume,
+                   uint32_t node_index, const std::function<bool()>& between) {
+  const VolumeLayout& l = volume.layout();
+  const uint32_t node_id = l.node_id(node_index);
+  spdlog::info("volume {}: rebuilding {} (node index {}) from the other {} nodes, {} stripes", name,
+               NodeName(config, node_id), node_index, l.data_cells(), l.stripes());
+  ProgressMeter meter({.label = StrCat("rebuild ", name), .unit = "stripes", .total = l.stripes(),
+                       .bytes_per_unit = l.cell_bytes()});
+  Status st = volume.Rebuild(node_index, [&](uint64_t done, uint64_t) {
+    meter.Update(done);
+    return between();
+  });
+  meter.Finish();
+  if (st.ok()) spdlog::info("volume {}: {} rebuilt", name, NodeName(config, node_id));
+  return st;
 }
 
 int ReportOpenError(const Status& status) {

@@ -2,6 +2,7 @@
 // --volume`), with errors a user can act on. Defined in volume.cc.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -24,6 +25,19 @@ Result<std::unique_ptr<storage::Volume>> OpenVolume(const ClusterConfig& config,
                                                     const std::string& name,
                                                     const storage::VolumeOptions& options = {},
                                                     bool exclusive = true);
+
+// The index in volume `name`'s node list of storage node `node_id`;
+// InvalidArgument listing the volume's nodes when it is not one of them.
+// (An unknown volume gives 0: OpenVolume reports that.)
+Result<uint32_t> VolumeNodeIndex(const ClusterConfig& config, const std::string& name,
+                                 int64_t node_id);
+
+// volume.Rebuild(node_index) with a progress meter on stderr (a bar on a
+// terminal, else a line every 5 s) and log lines at the start and the end.
+// `between` runs between batches (a server answers its requests there);
+// false stops the rebuild (Aborted, the node stays down).
+Status RebuildNode(const ClusterConfig& config, const std::string& name, storage::Volume& volume,
+                   uint32_t node_index, const std::function<bool()>& between);
 
 // Exit for a failed OpenVolume: 2 for an unknown volume (a usage error),
 // 1 otherwise.
