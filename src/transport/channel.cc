@@ -292,6 +292,8 @@ int ChannelImpl::ReadRecords() {
     uint64_t header = LoadWord(ring() + pos, std::memory_order_acquire);
     if (static_cast<uint32_t>(header) != static_cast<uint32_t>(recv_seq_)) break;
     if (header & ring::kWrapBit) {
+      // The bytes after the marker were zeroed when they were last consumed.
+      StoreWord(ring() + pos, 0, std::memory_order_relaxed);
       recv_ += ring_bytes_ - pos;
       ++recv_seq_;
       continue;
@@ -323,11 +325,27 @@ int ChannelImpl::ReadRecords() {
       handler_(std::span<const std::byte>(data, body));
       ++delivered;
     }
+    // Zero the record before its credit can go back: see ClearConsumed.
+    ClearConsumed(pos, ring::RecordBytes(body));
     recv_ += ring::RecordBytes(body);
     ++recv_seq_;
     ReturnCredits(false);
   }
   return delivered;
+}
+
+// The reader recognises a record by its header's seq (low 32 bits) and its
+// trailer (the full seq). Bytes left over from an earlier lap are payload, and
+// payload is full of small integers (lengths, counts, ids): a stale word whose
+// low half happened to equal the seq expected next was taken for a header, its
+// high half (payload) for the length, and the channel failed with "record ...
+// does not fit the ring" before the writer had even reached that position (a
+// stale trailer equal to the seq would even have let a half-written record
+// through). So every consumed record is zeroed before its credit returns: the
+// ring then holds only zeros and unconsumed records, and zero is never a seq
+// the reader waits for with a trailer that matches.
+void ChannelImpl::ClearConsumed(size_t pos, size_t bytes) {
+  std::memset(ring() + pos, 0, bytes);
 }
 
 // Credits go back when a good part of the ring was consumed, or (force) when

@@ -20,7 +20,9 @@
 // the trailer. The receiver accepts a record when the header's seq is the one
 // it expects and the trailer (found through the header's length) equals it. A
 // WRAP header (no body, no trailer) sends the reader back to position 0. MORE
-// marks a fragment of a message continued by the next record.
+// marks a fragment of a message continued by the next record. The receiver
+// zeroes each record it consumed before returning its credit, so no stale
+// payload of an earlier lap can pass for a header or a trailer.
 //
 // Thread-safety: owner thread of the Fabric only.
 #pragma once
@@ -116,6 +118,9 @@ class ChannelImpl final : public Channel, public std::enable_shared_from_this<Ch
   // Receiving.
   int ReadRecords();
   bool RecordReady() const;
+  // Zeroes `bytes` of our ring at `pos` (a consumed record), before credit for
+  // them goes back, so no stale byte can pass for a header or a trailer.
+  void ClearConsumed(size_t pos, size_t bytes);
   void ReturnCredits(bool force);
 
   std::byte* ring() const { return local_.data() + ring::kControlBytes; }
