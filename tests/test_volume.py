@@ -12,7 +12,11 @@ info|verify|rebuild`. Every process is started and stopped by PID.
 - The write hole: `rampart nbd` SIGKILLed in the middle of random 4 KiB
   (partial-stripe) writes leaves dirty groups in the intent log; the next
   open resyncs them and verify is clean.
-- Clear errors for an unknown volume and for unreachable nodes.
+- Online rebuild (`rampart nbd --rebuild-node`) while nbdcopy writes.
+- verify lists stripes whose cells were corrupted behind the volume's back;
+  rebuilding the node holding them repairs them.
+- Clear errors for an unknown volume, unreachable nodes, a volume open in
+  another process.
 """
 import filecmp
 import os
@@ -260,6 +264,33 @@ def test_killed_server_leaves_no_write_hole(cluster, tmp_path):
     assert re.search(r"intent log\s+0 dirty groups", p.stdout), p.stdout
     p = cluster.volume("verify", VOLUME)
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_verify_lists_corrupted_stripes_and_rebuild_repairs_them(cluster, tmp_path):
+    data = os.urandom(VOLUME_BYTES)
+    (tmp_path / "source.bin").write_bytes(data)
+    server = cluster.nbd()
+    run(["nbdcopy", str(tmp_path / "source.bin"), server.uri])
+    assert server.stop() == 0, server.stderr()
+    # Flip bytes of node 2's cells of stripes 5 and 6 behind the volume's back
+    # (through the file: the node reads it through the same page cache).
+    cell, metadata = 16 << 10, 1 << 20
+    with open(cluster.nodes[2].file, "r+b") as f:
+        for stripe in (5, 6):  # node 2 holds the parity of 5, a data cell of 6
+            f.seek(metadata + stripe * cell + 100)
+            f.write(b"\xff\x00\xff")
+    p = cluster.volume("verify", VOLUME)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert re.findall(r"^stripe (\d+): Corruption", p.stdout, re.M) == ["5", "6"], p.stdout
+    assert f"2 of {STRIPES} stripes have bad parity" in p.stdout, p.stdout
+    # Node 2's cells, recomputed from the others, repair them.
+    p = cluster.volume("rebuild", VOLUME, "--node", "2")
+    assert p.returncode == 0, p.stdout + p.stderr
+    p = cluster.volume("verify", VOLUME)
+    assert p.returncode == 0, p.stdout + p.stderr
+    server = cluster.nbd()
+    run(["nbdcopy", server.uri, str(tmp_path / "out.bin")])
+    assert (tmp_path / "out.bin").read_bytes() == data
 
 
 def test_unknown_volume_and_unreachable_nodes(cluster):
