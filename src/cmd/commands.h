@@ -111,6 +111,9 @@ void RegisterBenchTxnCommand(CLI::App& app, CommandContext& ctx);
 void RegisterBenchIopsCommands(CLI::App& app, CommandContext& ctx);
 // `rampart bench xor`: seed 002's parity throughput (bench_xor.cc); after RegisterBenchCommands.
 void RegisterBenchXorCommand(CLI::App& app, CommandContext& ctx);
+// `rampart bench volume NAME`: seed 002's volume throughput, healthy, degraded and with hot-node
+// steering off (bench_volume.cc); after RegisterBenchCommands.
+void RegisterBenchVolumeCommand(CLI::App& app, CommandContext& ctx);
 // `rampart check read-atomic`: the read-atomic checker against a running cluster (check.cc).
 void RegisterCheckCommand(CLI::App& app, CommandContext& ctx);
 // `rampart check write|read` (check_keys.cc), registered by RegisterCheckCommand.

@@ -119,6 +119,7 @@ int Main(int argc, char** argv) {
   RegisterBenchTxnCommand(app, ctx);  // after RegisterBenchCommands: adds `bench txn`
   RegisterBenchIopsCommands(app, ctx);  // adds `bench iops` and `bench replay`
   RegisterBenchXorCommand(app, ctx);  // adds `bench xor`
+  RegisterBenchVolumeCommand(app, ctx);  // adds `bench volume`
   RegisterCheckCommand(app, ctx);
   RegisterRunCommand(app, ctx);
   RegisterKvNodeCommand(app, ctx);

@@ -1,0 +1,280 @@
+// rampart bench volume NAME [--op read|write] [--pattern sequential|random]
+//     [--block-size B] [--span S] [--seconds T] [--degraded NODE_ID]
+//     [--steering on|off] [--start-at UNIX_S] [--json FILE]
+//
+// Seed 002's volume experiments: one client thread calls Read (or Write) of
+// --block-size bytes on the erasure-coded volume NAME (storage::Volume, over
+// its k + 1 storage nodes) back to back for --seconds; each call issues all
+// its cell IO at once and waits for it (volume.h). --degraded takes a node
+// out first (Volume::SetNodeDown: reads reconstruct its cells), --steering
+// switches hot-node steering (VolumeOptions::steer_hot_reads). Prints MB/s,
+// calls per second, call latency p50/p99 and the volume's read counters
+// (healthy, degraded, steered), and writes JSON.
+//
+// Several processes may read one volume at once (the load-concentration
+// experiment, bench/volume.sh): the volume is opened without writing
+// anything unless the op is write or a crashed writer left stripes to resync.
+// Writes with --degraded record the node as failed in the intent log: it
+// stays down until `rampart volume rebuild`. Registered under `bench`
+// (bench_transport.cc).
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "bench/bench_json.h"
+#include "cmd/commands.h"
+#include "common/histogram.h"
+#include "common/size.h"
+#include "storage/volume.h"
+
+namespace rampart::cmd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct VolumeFlags {
+  std::string name;
+  std::string op = "read", pattern = "sequential";
+  std::string block_size;  // empty: 16 stripes
+  std::string span;        // empty: the whole volume
+  double seconds = 5;
+  int64_t degraded = -1;  // storage node id
+  std::string steering = "on";
+  double start_at = 0;  // unix seconds; 0: at once
+  std::string json = "volume-bench.json";
+};
+
+struct Run {
+  uint64_t ops = 0, bytes = 0, errors = 0;
+  double seconds = 0;
+  uint64_t p50_ns = 0, p99_ns = 0;
+  std::string first_error;
+  double iops() const { return seconds > 0 ? ops / seconds : 0; }
+  double mb_per_sec() const { return seconds > 0 ? bytes / seconds / 1e6 : 0; }
+};
+
+// Calls `op` on consecutive or random blocks until `deadline`.
+Run Drive(storage::Volume& volume, bool write, uint64_t block, uint64_t span, bool random,
+          Clock::time_point deadline) {
+  Run r;
+  Histogram h;
+  std::vector<std::byte> buffer(block);
+  std::mt19937_64 rng(0x5eed002);
+  for (auto& b : buffer) b = static_cast<std::byte>(rng());
+  const uint64_t blocks = span / block;
+  std::uniform_int_distribution<uint64_t> pick(0, blocks - 1);
+  uint64_t cursor = 0;
+  const auto start = Clock::now();
+  for (auto now = start; now < deadline; now = Clock::now()) {
+    const uint64_t offset = (random ? pick(rng) : cursor++ % blocks) * block;
+    const Status st = write ? volume.Write(offset, buffer) : volume.Read(offset, buffer);
+    if (!st.ok()) {
+      ++r.errors;
+      if (r.first_error.empty()) r.first_error = st.ToString();
+      if (st.code() == StatusCode::kUnavailable) break;
+      continue;
+    }
+    h.Record(Clock::now() - now);
+    ++r.ops;
+    r.bytes += block;
+  }
+  r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  r.p50_ns = h.Percentile(50);
+  r.p99_ns = h.Percentile(99);
+  return r;
+}
+
+void PrintResult(const std::string& title, const Run& r, const storage::VolumeStats& s) {
+  std::cout << title << "\n"
+            << std::right << std::setw(10) << "calls" << std::setw(10) << "calls/s" << std::setw(10)
+            << "MB/s" << std::setw(10) << "p50" << std::setw(10) << "p99" << std::setw(8) << "errors"
+            << std::setw(10) << "healthy" << std::setw(10) << "degraded" << std::setw(10)
+            << "steered" << "\n"
+            << std::fixed << std::setprecision(0) << std::setw(10) << r.ops << std::setw(10)
+            << r.iops() << std::setprecision(1) << std::setw(10) << r.mb_per_sec() << std::setw(10)
+            << FormatNanos(static_cast<double>(r.p50_ns)) << std::setw(10)
+            << FormatNanos(static_cast<double>(r.p99_ns)) << std::setw(8) << r.errors
+            << std::setw(10) << s.healthy_reads << std::setw(10) << s.degraded_reads
+            << std::setw(10) << s.steered_reads << "\n";
+  std::cout << "nodes (id: IOs, read latency EWMA):";
+  for (const storage::VolumeNodeStats& n : s.nodes) {
+    std::cout << "  " << n.node_id << (n.up ? "" : " (down)") << ": " << n.ios << ", "
+              << std::setprecision(0) << n.read_latency_us << " us";
+  }
+  std::cout << "\n";
+  std::cout.unsetf(std::ios::floatfield);
+  if (!r.first_error.empty()) std::cout << "first error: " << r.first_error << "\n";
+}
+
+nlohmann::json ResultJson(const Run& r, const storage::VolumeStats& s) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const storage::VolumeNodeStats& n : s.nodes) {
+    nodes.push_back({{"id", n.node_id}, {"up", n.up}, {"ios", n.ios}, {"errors", n.errors},
+                     {"latency_us", n.latency_us}, {"read_latency_us", n.read_latency_us}});
+  }
+  return {{"ops", r.ops},
+          {"bytes", r.bytes},
+          {"errors", r.errors},
+          {"seconds", r.seconds},
+          {"iops", r.iops()},
+          {"mb_per_sec", r.mb_per_sec()},
+          {"p50_ns", r.p50_ns},
+          {"p99_ns", r.p99_ns},
+          {"first_error", r.first_error},
+          {"healthy_reads", s.healthy_reads},
+          {"degraded_reads", s.degraded_reads},
+          {"steered_reads", s.steered_reads},
+          {"reconstructions", s.reconstructions},
+          {"nodes", nodes}};
+}
+
+// Sleeps until wall-clock time `unix_seconds` (no-op when it passed).
+void SleepUntil(double unix_seconds) {
+  const auto target = std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::duration<double>(unix_seconds)));
+  std::this_thread::sleep_until(target);
+}
+
+int RunVolumeBench(const ClusterConfig& config, const VolumeFlags& f) {
+  const VolumeConfig* vc = config.FindVolume(f.name);
+  if (vc == nullptr) {
+    return ReportUsageError(NotFound("no volume named '", f.name, "' in ", config.origin));
+  }
+  std::optional<uint32_t> down;
+  if (f.degraded >= 0) {
+    for (uint32_t i = 0; i < vc->nodes.size(); ++i) {
+      if (vc->nodes[i] == f.degraded) down = i;
+    }
+    if (!down) {
+      return ReportUsageError(InvalidArgument("--degraded ", f.degraded, ": volume ", f.name,
+                                              " has no storage node with that id"));
+    }
+  }
+  auto planned = storage::VolumeLayout::Create(*vc);
+  if (!planned.ok()) return ReportUsageError(planned.status());
+  uint64_t block = 16 * planned->stripe_data_bytes();
+  if (!f.block_size.empty()) {
+    auto b = ParseSize(f.block_size);
+    if (!b.ok() || *b == 0 || *b > (uint64_t{256} << 20)) {
+      return ReportUsageError(InvalidArgument("--block-size: expected a size from 1 B to 256 MiB"));
+    }
+    block = *b;
+  }
+  uint64_t span = planned->size();
+  if (!f.span.empty()) {
+    auto s = ParseSize(f.span);
+    if (!s.ok()) return ReportUsageError(InvalidArgument("--span: ", s.status().message()));
+    span = std::min(*s, span);
+  }
+  if (span / block == 0) {
+    return ReportUsageError(InvalidArgument("--span (", span, " bytes) holds no block of ", block));
+  }
+  storage::VolumeOptions options;
+  options.steer_hot_reads = f.steering == "on";
+  auto opened = storage::Volume::Open(config, f.name, options);
+  if (!opened.ok()) return ReportFailure(opened.status());
+  storage::Volume& volume = **opened;
+  const storage::VolumeLayout& layout = volume.layout();
+  if (down) volume.SetNodeDown(*down);
+  if (f.start_at > 0) SleepUntil(f.start_at);
+  const storage::VolumeStats before = volume.stats();
+  const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(f.seconds * 1000));
+  const Run r = Drive(volume, f.op == "write", block, span, f.pattern == "random", deadline);
+  storage::VolumeStats s = volume.stats();
+  s.healthy_reads -= before.healthy_reads;
+  s.degraded_reads -= before.degraded_reads;
+  s.steered_reads -= before.steered_reads;
+  s.reconstructions -= before.reconstructions;
+  for (size_t i = 0; i < s.nodes.size() && i < before.nodes.size(); ++i) {
+    s.nodes[i].ios -= before.nodes[i].ios;
+    s.nodes[i].errors -= before.nodes[i].errors;
+  }
+  if (f.op == "write") {
+    if (Status st = volume.Close(); !st.ok()) return ReportFailure(st);
+  }
+
+  std::ostringstream title;
+  title << "volume bench: " << f.name << " (" << layout.node_count() << " nodes, k "
+        << layout.data_cells() << ", cell " << layout.cell_bytes() << " B), " << f.op << " "
+        << f.pattern << ", block " << block << " B, span " << span << " B, steering "
+        << f.steering << (down ? StrCat(", node ", f.degraded, " down") : std::string()) << ", "
+        << std::fixed << std::setprecision(2) << r.seconds << " s";
+  PrintResult(title.str(), r, s);
+
+  nlohmann::json doc;
+  doc["benchmark"] = "volume";
+  nlohmann::json node_ids = nlohmann::json::array();
+  for (uint32_t i = 0; i < layout.node_count(); ++i) node_ids.push_back(layout.node_id(i));
+  doc["configuration"] = {{"volume", f.name},
+                          {"nodes", node_ids},
+                          {"data_cells", layout.data_cells()},
+                          {"cell_bytes", layout.cell_bytes()},
+                          {"volume_bytes", volume.size()},
+                          {"op", f.op},
+                          {"pattern", f.pattern},
+                          {"block_bytes", block},
+                          {"span_bytes", span},
+                          {"duration_bound_s", f.seconds},
+                          {"degraded_node", f.degraded},
+                          {"steering", f.steering},
+                          {"queue_depth", options.queue_depth},
+                          {"connections_per_node", options.connections_per_node},
+                          {"start_at", f.start_at},
+                          {"cores", std::thread::hardware_concurrency()}};
+  doc["results"] = ResultJson(r, s);
+  if (Status st = bench::WriteJsonFile(doc, f.json); !st.ok()) return ReportFailure(st);
+  std::cerr << "rampart: results written to " << f.json << "\n";
+  return r.errors == 0 ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+void RegisterBenchVolumeCommand(CLI::App& app, CommandContext& ctx) {
+  CLI::App* bench = app.get_subcommand("bench");  // throws if RegisterBenchCommands did not run
+  auto f = std::make_shared<VolumeFlags>();
+  CLI::App* cmd = bench->add_subcommand(
+      "volume",
+      "Seed 002: reads (or writes) of one block size over an erasure-coded volume of the "
+      "configuration for --seconds, healthy, degraded (--degraded NODE_ID) or with hot-node "
+      "steering off; prints MB/s, calls/s, latency p50/p99 and the healthy/degraded/steered "
+      "read counts and writes JSON");
+  cmd->add_option("NAME", f->name, "The volume ([[volumes]] name)")->required();
+  cmd->add_option("--op", f->op, "read or write")
+      ->check(CLI::IsMember({"read", "write"}))
+      ->capture_default_str();
+  cmd->add_option("--pattern", f->pattern, "sequential or random block offsets")
+      ->check(CLI::IsMember({"sequential", "random"}))
+      ->capture_default_str();
+  cmd->add_option("--block-size", f->block_size,
+                  "Bytes per call (e.g. 64KiB, 1MiB). Default: 16 whole stripes "
+                  "(16 x k x cell_bytes); offsets are multiples of it");
+  cmd->add_option("--span", f->span, "Bytes of the volume addressed, from 0. Default: all of it");
+  cmd->add_option("--seconds", f->seconds, "How long to run")
+      ->check(CLI::Range(0.01, 86400.0))
+      ->capture_default_str();
+  cmd->add_option("--degraded", f->degraded,
+                  "Take this storage node (by id) out of service before measuring: its cells "
+                  "are read by reconstruction")
+      ->check(CLI::Range(0, 65535))
+      ->type_name("NODE_ID");
+  cmd->add_option("--steering", f->steering, "Hot-node steering, on or off")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  cmd->add_option("--start-at", f->start_at,
+                  "Start measuring at this wall-clock time (Unix seconds), after opening the "
+                  "volume, so that several processes measure the same interval")
+      ->check(CLI::Range(0.0, 1e11))
+      ->type_name("UNIX_S");
+  cmd->add_option("--json", f->json, "Where to write the results as JSON")->capture_default_str();
+  OnRunWithConfig(cmd, ctx, [f](const ClusterConfig& config) { return RunVolumeBench(config, *f); });
+}
+
+}  // namespace rampart::cmd
