@@ -1,0 +1,176 @@
+"""Helpers shared by the proxy's test modules (test_proxy.py,
+test_proxy_protocol.py): redis-py clients of a target, raw RESP on a socket,
+the per-test key prefix, and Java's String.hashCode/Double.toString as YCSB's
+redis binding uses them.
+"""
+import socket
+import time
+
+import pytest
+import redis
+
+from conftest import TARGETS_UCX
+
+ucx_too = pytest.mark.proxy_targets(*TARGETS_UCX)
+
+# ---------------------------------------------------------------------------
+# Helpers
+
+def client(target, **kw):
+    """A redis-py client of `target` (str replies unless decode_responses=False)."""
+    kw.setdefault("decode_responses", True)
+    kw.setdefault("socket_timeout", 30)
+    kw.setdefault("password", target.password)
+    return redis.Redis(host=target.host, port=target.port, **kw)
+
+
+@pytest.fixture
+def r(redis_target):
+    c = client(redis_target)
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def rb(redis_target):
+    """A client that returns bytes."""
+    c = client(redis_target, decode_responses=False)
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def key(request):
+    """key("x") -> a key of this test only, e.g. "test_get_set:x"."""
+    prefix = request.node.originalname
+    return lambda name="k": f"{prefix}:{name}"
+
+
+class RespError(Exception):
+    """An error reply ("-..."): str(e) is its text without the '-'."""
+
+
+def encode(*args):
+    """One command as a RESP array of bulk strings."""
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        if isinstance(a, str):
+            a = a.encode()
+        elif isinstance(a, int):
+            a = str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+class Raw:
+    """One TCP connection speaking RESP by hand: no client library, no
+    handshake, no response callbacks."""
+
+    def __init__(self, target, timeout=10.0):
+        self.sock = socket.create_connection((target.host, target.port), timeout=timeout)
+        self.file = self.sock.makefile("rb")
+
+    def close(self):
+        self.file.close()
+        self.sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def send(self, data):
+        self.sock.sendall(data)
+
+    def call(self, *args):
+        """Sends one command, returns its reply; an error reply comes back as a
+        RespError instance (not raised)."""
+        self.send(encode(*args))
+        return self.reply()
+
+    def line(self):
+        line = self.file.readline()
+        if not line:
+            raise EOFError("connection closed")
+        assert line.endswith(b"\r\n"), f"reply line without CRLF: {line!r}"
+        return line[:-2]
+
+    def reply(self):
+        """The next reply: bulk and simple strings as bytes, errors as RespError,
+        RESP3 maps as dicts, sets and pushes as lists."""
+        line = self.line()
+        kind, rest = line[:1], line[1:]
+        if kind == b"+":
+            return rest
+        if kind == b"-":
+            return RespError(rest.decode(errors="replace"))
+        if kind in (b":", b"("):
+            return int(rest)
+        if kind in (b"$", b"="):
+            n = int(rest)
+            if n < 0:
+                return None
+            data = self.file.read(n + 2)
+            assert len(data) == n + 2 and data.endswith(b"\r\n"), f"bad bulk string {data!r}"
+            return data[:-2]
+        if kind in (b"*", b"~", b">"):
+            n = int(rest)
+            return None if n < 0 else [self.reply() for _ in range(n)]
+        if kind == b"%":
+            out = {}
+            for _ in range(int(rest)):
+                k = self.reply()
+                out[k] = self.reply()
+            return out
+        if kind == b"_":
+            return None
+        if kind == b"#":
+            return rest == b"t"
+        if kind == b",":
+            return float(rest)
+        raise AssertionError(f"unknown reply type: {line!r}")
+
+    def read_until_closed(self, timeout=5.0):
+        """Every byte until the server closes the connection; (bytes, closed)
+        where closed is False if `timeout` s passed without the close. Reads
+        the socket itself (a timed-out socket file is unusable), so call it
+        only on a connection nothing was read from through self.file."""
+        chunks = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.sock.settimeout(max(0.01, deadline - time.monotonic()))
+            try:
+                chunk = self.sock.recv(65536)
+            except (socket.timeout, TimeoutError):
+                break
+            except ConnectionResetError:
+                return b"".join(chunks), True
+            if not chunk:
+                return b"".join(chunks), True
+            chunks.append(chunk)
+        return b"".join(chunks), False
+
+
+def pairs(flat):
+    """A flat [k1, v1, k2, v2, ...] reply as a dict."""
+    assert isinstance(flat, list) and len(flat) % 2 == 0, flat
+    return dict(zip(flat[0::2], flat[1::2]))
+
+
+def java_hash(s):
+    """Java's String.hashCode (YCSB's redis binding scores keys with it)."""
+    h = 0
+    for ch in s:
+        h = (31 * h + ord(ch)) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def java_double(n):
+    """Java's Double.toString of an integral double, as Jedis sends scores:
+    "3.0", "-1234567.0", "-5.94971599E8", "1.0E10"."""
+    if abs(n) < 10 ** 7:
+        return f"{n}.0"
+    digits = str(abs(n))
+    mantissa = digits[0] + "." + (digits[1:].rstrip("0") or "0")
+    return ("-" if n < 0 else "") + f"{mantissa}E{len(digits) - 1}"
