@@ -169,8 +169,8 @@ def plot(d, xor, rw, conc, setups, cap_pct):
         ax.bar([x + 0.2 for x in xs], on, 0.4, label="steering on (Case 2)", color="tab:green")
         ax.set_xticks(list(xs), [f"client {c}\n(vol {VOLUME_OF[c]})" for c in xs])
         ax.set_ylabel("MB/s per client")
-        title = "shared cores" if setup == "shared" else f"nodes capped at {cap_pct} % of a core"
-        ax.set_title(f"(c) load concentration, {title}")
+        title = "shared cores" if setup == "shared" else f"nodes <= {cap_pct} % of a core"
+        ax.set_title(f"(c) concentration, {title}")
         ax.legend(fontsize=8)
     fig.suptitle("seed 002 on one 2-core host: 127.0.0.1, UCX shm, RAM storage nodes, "
                  "16 KiB cells, 16-stripe reads, 1 client thread per process")
