@@ -48,7 +48,10 @@ def test_runs_write_json_and_count_reads(volume_config, tmp_path):
     assert conf["block_bytes"] == 16 * 2 * 16384 and conf["steering"] == "on"
     assert res["ops"] > 0 and res["errors"] == 0 and res["mb_per_sec"] > 0
     assert res["p50_ns"] <= res["p99_ns"]
-    assert res["healthy_reads"] == res["ops"] * 32 and res["degraded_reads"] == 0
+    # 32 cell pieces a call; a few may be steered around a node that was
+    # slow for a moment on a busy machine.
+    assert res["healthy_reads"] + res["steered_reads"] == res["ops"] * 32
+    assert res["degraded_reads"] == 0
 
     out = tmp_path / "degraded.json"
     p = bench(volume_config, "tiny", "--seconds", "0.3", "--degraded", "1", "--steering", "off",

@@ -8,7 +8,7 @@
 // its cell IO at once and waits for it (volume.h). --degraded takes a node
 // out first (Volume::SetNodeDown: reads reconstruct its cells), --steering
 // switches hot-node steering (VolumeOptions::steer_hot_reads). Prints MB/s,
-// calls per second, call latency p50/p99 and the volume's read counters
+// calls per second (the IOPS column), call latency p50/p99 and the volume's read counters
 // (healthy, degraded, steered), and writes JSON.
 //
 // Several processes may read one volume at once (the load-concentration
@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "bench/bench_json.h"
+#include "cmd/bench_common.h"
 #include "cmd/commands.h"
 #include "common/histogram.h"
 #include "common/size.h"
@@ -51,19 +52,10 @@ struct VolumeFlags {
   std::string json = "volume-bench.json";
 };
 
-struct Run {
-  uint64_t ops = 0, bytes = 0, errors = 0;
-  double seconds = 0;
-  uint64_t p50_ns = 0, p99_ns = 0;
-  std::string first_error;
-  double iops() const { return seconds > 0 ? ops / seconds : 0; }
-  double mb_per_sec() const { return seconds > 0 ? bytes / seconds / 1e6 : 0; }
-};
-
 // Calls `op` on consecutive or random blocks until `deadline`.
-Run Drive(storage::Volume& volume, bool write, uint64_t block, uint64_t span, bool random,
-          Clock::time_point deadline) {
-  Run r;
+RunResult Drive(storage::Volume& volume, bool write, uint64_t block, uint64_t span, bool random,
+                Clock::time_point deadline) {
+  RunResult r;
   Histogram h;
   std::vector<std::byte> buffer(block);
   std::mt19937_64 rng(0x5eed002);
@@ -91,48 +83,33 @@ Run Drive(storage::Volume& volume, bool write, uint64_t block, uint64_t span, bo
   return r;
 }
 
-void PrintResult(const std::string& title, const Run& r, const storage::VolumeStats& s) {
-  std::cout << title << "\n"
-            << std::right << std::setw(10) << "calls" << std::setw(10) << "calls/s" << std::setw(10)
-            << "MB/s" << std::setw(10) << "p50" << std::setw(10) << "p99" << std::setw(8) << "errors"
-            << std::setw(10) << "healthy" << std::setw(10) << "degraded" << std::setw(10)
-            << "steered" << "\n"
-            << std::fixed << std::setprecision(0) << std::setw(10) << r.ops << std::setw(10)
-            << r.iops() << std::setprecision(1) << std::setw(10) << r.mb_per_sec() << std::setw(10)
-            << FormatNanos(static_cast<double>(r.p50_ns)) << std::setw(10)
-            << FormatNanos(static_cast<double>(r.p99_ns)) << std::setw(8) << r.errors
-            << std::setw(10) << s.healthy_reads << std::setw(10) << s.degraded_reads
-            << std::setw(10) << s.steered_reads << "\n";
-  std::cout << "nodes (id: IOs, read latency EWMA):";
+// The run's row, then the volume's read counters and its nodes.
+void PrintResult(const std::string& title, const RunResult& r, const storage::VolumeStats& s) {
+  PrintRow(title, r);
+  std::cout << "reads (cell pieces): healthy " << s.healthy_reads << ", degraded "
+            << s.degraded_reads << ", steered " << s.steered_reads << "\n";
+  std::cout << "nodes (id: IOs, read latency EWMA):" << std::fixed;
   for (const storage::VolumeNodeStats& n : s.nodes) {
     std::cout << "  " << n.node_id << (n.up ? "" : " (down)") << ": " << n.ios << ", "
               << std::setprecision(0) << n.read_latency_us << " us";
   }
   std::cout << "\n";
   std::cout.unsetf(std::ios::floatfield);
-  if (!r.first_error.empty()) std::cout << "first error: " << r.first_error << "\n";
 }
 
-nlohmann::json ResultJson(const Run& r, const storage::VolumeStats& s) {
+nlohmann::json VolumeResultJson(const RunResult& r, const storage::VolumeStats& s) {
   nlohmann::json nodes = nlohmann::json::array();
   for (const storage::VolumeNodeStats& n : s.nodes) {
     nodes.push_back({{"id", n.node_id}, {"up", n.up}, {"ios", n.ios}, {"errors", n.errors},
                      {"latency_us", n.latency_us}, {"read_latency_us", n.read_latency_us}});
   }
-  return {{"ops", r.ops},
-          {"bytes", r.bytes},
-          {"errors", r.errors},
-          {"seconds", r.seconds},
-          {"iops", r.iops()},
-          {"mb_per_sec", r.mb_per_sec()},
-          {"p50_ns", r.p50_ns},
-          {"p99_ns", r.p99_ns},
-          {"first_error", r.first_error},
-          {"healthy_reads", s.healthy_reads},
-          {"degraded_reads", s.degraded_reads},
-          {"steered_reads", s.steered_reads},
-          {"reconstructions", s.reconstructions},
-          {"nodes", nodes}};
+  nlohmann::json out = ResultJson(r);
+  out.update({{"healthy_reads", s.healthy_reads},
+              {"degraded_reads", s.degraded_reads},
+              {"steered_reads", s.steered_reads},
+              {"reconstructions", s.reconstructions},
+              {"nodes", nodes}});
+  return out;
 }
 
 // Sleeps until wall-clock time `unix_seconds` (no-op when it passed).
@@ -187,7 +164,7 @@ int RunVolumeBench(const ClusterConfig& config, const VolumeFlags& f) {
   if (f.start_at > 0) SleepUntil(f.start_at);
   const storage::VolumeStats before = volume.stats();
   const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(f.seconds * 1000));
-  const Run r = Drive(volume, f.op == "write", block, span, f.pattern == "random", deadline);
+  const RunResult r = Drive(volume, f.op == "write", block, span, f.pattern == "random", deadline);
   storage::VolumeStats s = volume.stats();
   s.healthy_reads -= before.healthy_reads;
   s.degraded_reads -= before.degraded_reads;
@@ -229,7 +206,7 @@ int RunVolumeBench(const ClusterConfig& config, const VolumeFlags& f) {
                           {"connections_per_node", options.connections_per_node},
                           {"start_at", f.start_at},
                           {"cores", std::thread::hardware_concurrency()}};
-  doc["results"] = ResultJson(r, s);
+  doc["results"] = VolumeResultJson(r, s);
   if (Status st = bench::WriteJsonFile(doc, f.json); !st.ok()) return ReportFailure(st);
   std::cerr << "rampart: results written to " << f.json << "\n";
   return r.errors == 0 ? kExitOk : kExitFailure;
