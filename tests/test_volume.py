@@ -15,6 +15,9 @@ info|verify|rebuild`. Every process is started and stopped by PID.
 - Online rebuild (`rampart nbd --rebuild-node`) while nbdcopy writes.
 - verify lists stripes whose cells were corrupted behind the volume's back;
   rebuilding the node holding them repairs them.
+- A node replaced by an empty file while nothing was written (no volume
+  label) is recorded failed at the next open: reads go around it, verify says
+  FailedPrecondition, rebuild restores it.
 - Clear errors for an unknown volume, unreachable nodes, a volume open in
   another process.
 """
@@ -291,6 +294,32 @@ def test_verify_lists_corrupted_stripes_and_rebuild_repairs_them(cluster, tmp_pa
     server = cluster.nbd()
     run(["nbdcopy", server.uri, str(tmp_path / "out.bin")])
     assert (tmp_path / "out.bin").read_bytes() == data
+
+
+def test_node_replaced_while_idle_is_detected(cluster, tmp_path):
+    # Replaced while nothing was written: its volume label is missing, so the
+    # next open records it failed rather than reading its zeros as data.
+    data = os.urandom(VOLUME_BYTES)
+    (tmp_path / "source.bin").write_bytes(data)
+    server = cluster.nbd()
+    run(["nbdcopy", str(tmp_path / "source.bin"), server.uri])
+    assert server.stop() == 0, server.stderr()
+    cluster.nodes[2].kill()
+    cluster.nodes[2].file.unlink()
+    cluster.nodes[2].start()
+    p = cluster.volume("info", VOLUME)
+    assert re.search(r"^\s+2\s+2\s+127\.0\.0\.1:\d+\s+DOWN: recorded failed", p.stdout, re.M), \
+        p.stdout + p.stderr
+    p = cluster.volume("verify", VOLUME)
+    assert p.returncode == 1 and "FailedPrecondition: storage node 2" in p.stdout, p.stdout + p.stderr
+    server = cluster.nbd()
+    run(["nbdcopy", server.uri, str(tmp_path / "degraded.bin")])
+    assert (tmp_path / "degraded.bin").read_bytes() == data
+    assert server.stop() == 0, server.stderr()
+    p = cluster.volume("rebuild", VOLUME, "--node", "2")
+    assert p.returncode == 0, p.stdout + p.stderr
+    p = cluster.volume("verify", VOLUME)
+    assert p.returncode == 0, p.stdout + p.stderr
 
 
 def test_unknown_volume_and_unreachable_nodes(cluster):

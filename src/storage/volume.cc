@@ -43,6 +43,8 @@ Result<std::unique_ptr<Volume>> Volume::Open(const ClusterConfig& config, const 
   if (impl->failed_node != kNoFailedNode) {
     impl->MarkDown(impl->failed_node, FailedPrecondition("the intent log says it failed: rebuild it"));
   }
+  // A node up without the volume's label (replaced, foreign) is failed too.
+  RAMPART_RETURN_IF_ERROR(impl->CheckLabels(name));
   if (impl->nodes_down() >= 2) {
     return Unavailable("volume ", name, ": ", impl->nodes_down(), " of ",
                        impl->layout.node_count(), " nodes are down");

@@ -41,7 +41,11 @@
 // without marking it down. A node unreachable at Open starts down. Before
 // the first write that leaves a down node out, the intent log records it as
 // failed, so it stays down, across reopens too, until Rebuild restores it
-// (its cells are stale). With two nodes down the volume is Unavailable.
+// (its cells are stale). A node that answers at Open without the volume's
+// label (docs/volume_format.md, "Volume label": its device was replaced, even
+// while nothing was written, or is another volume's) is recorded failed the
+// same way; a new volume (no node has a label) labels every node. Rebuild
+// writes the label last. With two nodes down the volume is Unavailable.
 //
 // The write hole. Before any cell of a stripe is written, the stripe's group
 // is recorded dirty in the write-intent log (the 1 MiB metadata area of each

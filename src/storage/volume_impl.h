@@ -136,6 +136,16 @@ struct Volume::Impl {
   Status LoadIntents();
   // Recomputes the parity of the stripes of the dirty groups loaded.
   Status Resync();
+  // After LoadIntents (which reads the labels too): a volume no node has a
+  // label of gets labels on every node up; a node up without a valid label
+  // while others have one (replaced or foreign) is marked down and recorded
+  // failed in the intent log. Unavailable when two nodes are out.
+  Status CheckLabels(const std::string& volume);
+  // Writes and flushes node n's label (`valid`) or zeros over it. Issue only.
+  void IssueLabelWrite(uint32_t n, bool valid, Status& status);
+  uint64_t label_offset() const {
+    return layout.metadata_offset() + uint64_t{kVolumeLabelBlock} * kIntentBlockBytes;
+  }
   // Marks the groups of `stripes` dirty; the records are durable (written
   // and flushed on two nodes) once Drain returned and `status` is OK.
   // Issue only, like IssueStripeReads. Returns the groups newly marked (to
@@ -189,6 +199,10 @@ struct Volume::Impl {
   std::set<uint64_t> loaded_dirty;
   uint64_t generation = 0;     // of the last record written (epoch << 32 | count)
   uint32_t failed_node = kNoFailedNode;  // as the records on disk say
+  // Per node, what LoadIntents found in its label slot.
+  enum class Label { kUnread, kValid, kNone, kForeign };
+  std::vector<Label> labels;
+  std::vector<std::string> label_why;  // kNone / kForeign: why, for messages
   uint32_t record_cursor = 0;  // rotates the pair of nodes records go to
   SteadyClock::time_point last_clear_check;
 

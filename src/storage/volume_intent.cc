@@ -114,4 +114,45 @@ Result<IntentRecord> DecodeIntentRecord(std::span<const std::byte> in) {
   return r;
 }
 
+namespace {
+// Label fields (docs/volume_format.md, "Volume label").
+constexpr size_t kLabelFingerprintAt = 16, kLabelNodeIndexAt = 20, kLabelNodeIdAt = 24,
+                 kLabelNodeCountAt = 28;
+}  // namespace
+
+Status EncodeVolumeLabel(const VolumeLabel& label, std::span<std::byte> out) {
+  if (out.size() < kIntentBlockBytes) {
+    return InvalidArgument("a volume label needs ", kIntentBlockBytes, " bytes, got ", out.size());
+  }
+  std::byte* b = out.data();
+  std::memset(b, 0, kIntentBlockBytes);
+  Store<uint64_t>(b + kMagicAt, kVolumeLabelMagic);
+  Store<uint32_t>(b + kVersionAt, kVolumeLabelVersion);
+  Store<uint32_t>(b + kLabelFingerprintAt, label.fingerprint);
+  Store<uint32_t>(b + kLabelNodeIndexAt, label.node_index);
+  Store<uint32_t>(b + kLabelNodeIdAt, label.node_id);
+  Store<uint32_t>(b + kLabelNodeCountAt, label.node_count);
+  Store<uint32_t>(b + kCrcAt, IntentCrc32c({b + kCrcFrom, kIntentBlockBytes - kCrcFrom}));
+  return Status::Ok();
+}
+
+Result<VolumeLabel> DecodeVolumeLabel(std::span<const std::byte> in) {
+  if (in.size() < kIntentBlockBytes || Load<uint64_t>(in.data() + kMagicAt) != kVolumeLabelMagic) {
+    return NotFound("no volume label");
+  }
+  const std::byte* b = in.data();
+  if (IntentCrc32c({b + kCrcFrom, kIntentBlockBytes - kCrcFrom}) != Load<uint32_t>(b + kCrcAt)) {
+    return Corruption("volume label: checksum mismatch");
+  }
+  if (Load<uint32_t>(b + kVersionAt) != kVolumeLabelVersion) {
+    return Corruption("volume label: unknown version ", Load<uint32_t>(b + kVersionAt));
+  }
+  VolumeLabel l;
+  l.fingerprint = Load<uint32_t>(b + kLabelFingerprintAt);
+  l.node_index = Load<uint32_t>(b + kLabelNodeIndexAt);
+  l.node_id = Load<uint32_t>(b + kLabelNodeIdAt);
+  l.node_count = Load<uint32_t>(b + kLabelNodeCountAt);
+  return l;
+}
+
 }  // namespace rampart::storage

@@ -33,7 +33,9 @@ namespace rampart::storage {
 inline constexpr size_t kIntentBlockBytes = 4096;
 inline constexpr size_t kIntentHeaderBytes = 64;
 inline constexpr uint64_t kIntentGroupsPerBlock = (kIntentBlockBytes - kIntentHeaderBytes) * 8;
-inline constexpr uint32_t kIntentMaxBlocks = 256;  // 1 MiB / 4 KiB
+// 1 MiB / 4 KiB = 256 blocks; the last one (kVolumeLabelBlock) holds the
+// volume label, not an intent record.
+inline constexpr uint32_t kIntentMaxBlocks = 255;
 inline constexpr uint32_t kIntentFormatVersion = 1;
 // "RPWILOG1" as a little-endian u64.
 inline constexpr uint64_t kIntentMagic = 0x31474f4c49575052ull;
@@ -76,6 +78,32 @@ Status EncodeIntentRecord(const IntentRecord& record, std::span<std::byte> out);
 // all-zero area is an empty log); Corruption when the magic is there but the
 // checksum, version or size does not hold (a torn write).
 Result<IntentRecord> DecodeIntentRecord(std::span<const std::byte> in);
+
+// The volume label (docs/volume_format.md, "Volume label"): block
+// kVolumeLabelBlock of every node's metadata area names the volume layout
+// (fingerprint) and the node's index in it. Open refuses to read a node
+// whose label is missing or another's (a replaced or foreign device): it is
+// treated as failed until rebuilt; Rebuild writes the label last.
+inline constexpr uint32_t kVolumeLabelBlock = 255;
+inline constexpr uint32_t kVolumeLabelVersion = 1;
+// "RPVLABL1" as a little-endian u64.
+inline constexpr uint64_t kVolumeLabelMagic = 0x314c42414c565052ull;
+
+struct VolumeLabel {
+  uint32_t fingerprint = 0;  // IntentGeometry::fingerprint
+  uint32_t node_index = 0;   // the node's index in the volume's node list
+  uint32_t node_id = 0;      // its storage node id (informational)
+  uint32_t node_count = 0;   // N
+
+  bool operator==(const VolumeLabel&) const = default;
+};
+
+// Encodes `label` into exactly kIntentBlockBytes of `out` (InvalidArgument
+// when smaller).
+Status EncodeVolumeLabel(const VolumeLabel& label, std::span<std::byte> out);
+// NotFound when the block has no label magic; Corruption when the checksum or
+// version does not hold (a torn write: treat as no label).
+Result<VolumeLabel> DecodeVolumeLabel(std::span<const std::byte> in);
 
 // CRC-32C (Castagnoli), the standard one: "123456789" -> 0xE3069283.
 uint32_t IntentCrc32c(std::span<const std::byte> data);

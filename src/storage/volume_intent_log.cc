@@ -138,7 +138,8 @@ Status Volume::Impl::ClearIdleIntents(bool force) {
 // Loading and resync
 
 Status Volume::Impl::LoadIntents() {
-  const size_t area = size_t{kIntentMaxBlocks} * kIntentBlockBytes;
+  // The records and the label (block kVolumeLabelBlock): the whole area.
+  const size_t area = size_t{kVolumeLabelBlock + 1} * kIntentBlockBytes;
   const size_t chunk = std::max<size_t>(kIntentBlockBytes, std::min<size_t>(max_io_bytes, area) /
                                                                kIntentBlockBytes * kIntentBlockBytes);
   struct Found {
@@ -146,7 +147,8 @@ Status Volume::Impl::LoadIntents() {
     IntentRecord record;
   };
   std::vector<Found> found;
-  uint64_t newest = 0;
+  labels.assign(nodes.size(), Label::kUnread);
+  label_why.assign(nodes.size(), "");
   for (uint32_t n = 0; n < nodes.size(); ++n) {
     if (nodes[n].health != Health::kUp) continue;
     RAMPART_ASSIGN_OR_RETURN(Buffer buffer, Get(area));
@@ -164,6 +166,25 @@ Status Volume::Impl::LoadIntents() {
       Drain();
       continue;
     }
+    {
+      Result<VolumeLabel> label = DecodeVolumeLabel(std::span<const std::byte>(
+          buffer.data() + size_t{kVolumeLabelBlock} * kIntentBlockBytes, kIntentBlockBytes));
+      if (!label.ok()) {
+        // A torn label write counts as no label.
+        labels[n] = Label::kNone;
+        label_why[n] = label.status().code() == StatusCode::kNotFound
+                           ? "no volume label (an empty or replaced device)"
+                           : StrCat("its volume label is unreadable (", label.status().message(), ")");
+      } else if (label->fingerprint != geometry.fingerprint || label->node_index != n ||
+                 label->node_count != nodes.size()) {
+        labels[n] = Label::kForeign;
+        label_why[n] = StrCat("its volume label is another's (fingerprint ", label->fingerprint,
+                              ", node index ", label->node_index, "; this volume: ",
+                              geometry.fingerprint, ", node index ", n, ")");
+      } else {
+        labels[n] = Label::kValid;
+      }
+    }
     for (uint32_t b = 0; b < kIntentMaxBlocks; ++b) {
       Result<IntentRecord> r = DecodeIntentRecord(
           std::span<const std::byte>(buffer.data() + size_t{b} * kIntentBlockBytes, kIntentBlockBytes));
@@ -179,10 +200,17 @@ Status Volume::Impl::LoadIntents() {
                      nodes[n].id, b);
         continue;
       }
-      newest = std::max(newest, r->generation);
       found.push_back(Found{n, std::move(*r)});
     }
   }
+  // A node without this volume's label (replaced or foreign) holds no record
+  // of this volume: its copies, if any, are not this volume's.
+  const bool any_label = std::count(labels.begin(), labels.end(), Label::kValid) > 0;
+  std::erase_if(found, [&](const Found& f) {
+    return labels[f.node] == Label::kForeign || (any_label && labels[f.node] != Label::kValid);
+  });
+  uint64_t newest = 0;
+  for (const Found& f : found) newest = std::max(newest, f.record.generation);
   generation = ((newest >> 32) + 1) << 32;  // a new epoch
   // The newest record says which node is failed; that node's records are stale.
   for (const Found& f : found) {
@@ -215,6 +243,90 @@ Status Volume::Impl::LoadIntents() {
                  options.testing.skip_resync ? " (resync skipped: test hook)" : "; resyncing");
   }
   return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Volume labels
+
+void Volume::Impl::IssueLabelWrite(uint32_t n, bool valid, Status& status) {
+  Result<Buffer> buffer = Get(kIntentBlockBytes);  // zeros
+  if (!buffer.ok()) {
+    status = buffer.status();
+    return;
+  }
+  if (valid) {
+    const VolumeLabel label{geometry.fingerprint, n, nodes[n].id, static_cast<uint32_t>(nodes.size())};
+    if (Status st = EncodeVolumeLabel(label, buffer->bytes()); !st.ok()) {
+      status = st;
+      return;
+    }
+  }
+  auto held = std::make_shared<Buffer>(std::move(*buffer));
+  Issue(n, IoKind::kWrite, label_offset(), kIntentBlockBytes, held->ref(),
+        [this, n, held, &status](const Status& st) {
+          if (!st.ok()) {
+            status = st;
+            return;
+          }
+          Issue(n, IoKind::kFlush, 0, 0, BufferRef{}, [&status](const Status& fs) {
+            if (!fs.ok()) status = fs;
+          });
+        });
+}
+
+Status Volume::Impl::CheckLabels(const std::string& volume) {
+  if (std::count(labels.begin(), labels.end(), Label::kValid) == 0) {
+    // No node knows the volume: a new one (an all-zero area is an empty,
+    // consistent volume). A node down now gets no label; when it is back it
+    // counts as replaced and must be rebuilt.
+    std::vector<uint32_t> targets;
+    for (uint32_t n = 0; n < nodes.size(); ++n) {
+      if (labels[n] == Label::kForeign) {
+        // Never claim another volume's device by relabelling it.
+        return FailedPrecondition("volume ", volume, ": no storage node has its label and storage node ",
+                                  nodes[n].id, " (index ", n, ") ", label_why[n],
+                                  "; check the configuration, or wipe that device's area");
+      }
+      if (nodes[n].health == Health::kUp) targets.push_back(n);
+    }
+    Status st;
+    for (uint32_t n : targets) IssueLabelWrite(n, /*valid=*/true, st);
+    Drain();
+    RAMPART_RETURN_IF_ERROR(st.WithContext(StrCat("volume ", volume, ": labelling its storage nodes")));
+    for (uint32_t n : targets) labels[n] = Label::kValid;
+    spdlog::info("volume {}: new volume: labelled {} of {} storage nodes", volume, targets.size(),
+                 nodes.size());
+    return Status::Ok();
+  }
+  // Nodes that answer but are not this volume's node (an empty replacement,
+  // a torn label, another volume's or another index's device): their cells
+  // are not the volume's. They are failed, exactly as nodes that missed
+  // writes, until rebuilt.
+  std::vector<uint32_t> strangers;
+  for (uint32_t n = 0; n < nodes.size(); ++n) {
+    if (nodes[n].health == Health::kUp && labels[n] != Label::kValid) strangers.push_back(n);
+  }
+  if (strangers.empty()) return Status::Ok();
+  for (uint32_t n : strangers) {
+    MarkDown(n, FailedPrecondition(label_why[n], ": a replaced or foreign device, failed until rebuilt"));
+  }
+  Drain();
+  if (nodes_down() >= 2) {
+    std::string why;
+    for (uint32_t n = 0; n < nodes.size(); ++n) {
+      if (nodes[n].health != Health::kDown) continue;
+      if (!why.empty()) why += "; ";
+      const bool stranger = std::find(strangers.begin(), strangers.end(), n) != strangers.end();
+      why += StrCat("storage node ", nodes[n].id, " (index ", n, ") ",
+                    stranger ? label_why[n]
+                             : (n == failed_node ? std::string("is recorded failed")
+                                                 : std::string("is unreachable")));
+    }
+    return Unavailable("volume ", volume, ": two or more storage nodes are out: ", why,
+                       " (a volume survives one; rebuild needs every other node)");
+  }
+  return RecordFailedNode().WithContext(
+      StrCat("volume ", volume, ": storage node ", nodes[strangers[0]].id, " ", label_why[strangers[0]]));
 }
 
 uint64_t Volume::Impl::StripeWindow() const {
@@ -380,6 +492,19 @@ Status Volume::Impl::Rebuild(uint32_t node_index, const Progress& progress) {
   Node& node = nodes[node_index];
   node.health = Health::kRebuilding;
   node.rebuilt_below = 0;
+  {
+    // No label while its cells are rewritten: an interrupted rebuild leaves
+    // the node recognisably not the volume's (besides recorded failed).
+    Status st;
+    IssueLabelWrite(node_index, /*valid=*/false, st);
+    Drain();
+    if (!st.ok() || node.health == Health::kDown) {
+      MarkDown(node_index, st.ok() ? Unavailable("down") : st);
+      Drain();
+      return (st.ok() ? Unavailable("storage node ", node.id, " failed") : st)
+          .WithContext("rebuild: clearing the volume label");
+    }
+  }
   const uint64_t c = layout.cell_bytes();
   const uint64_t window = StripeWindow();
   for (uint64_t first = 0; first < layout.stripes(); first += window) {
@@ -417,6 +542,20 @@ Status Volume::Impl::Rebuild(uint32_t node_index, const Progress& progress) {
   }
   node.health = Health::kUp;
   RAMPART_RETURN_IF_ERROR(FlushNodes());
+  // The label last, once every cell is durable: only then is the node the
+  // volume's again.
+  {
+    Status st;
+    IssueLabelWrite(node_index, /*valid=*/true, st);
+    Drain();
+    if (!st.ok() || node.health == Health::kDown) {
+      MarkDown(node_index, st.ok() ? Unavailable("down") : st);
+      Drain();
+      return (st.ok() ? Unavailable("storage node ", node.id, " failed") : st)
+          .WithContext("rebuild: writing the volume label");
+    }
+    labels[node_index] = Label::kValid;
+  }
   failed_node = kNoFailedNode;
   return PersistRecords({0}, /*durable=*/true).WithContext("recording the rebuilt node");
 }
