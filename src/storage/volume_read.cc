@@ -41,7 +41,8 @@ struct PieceRead {
 void Volume::Impl::UpdateSteering() {
   std::vector<NodeLoad> loads(nodes.size());
   for (uint32_t n = 0; n < nodes.size(); ++n) {
-    loads[n] = NodeLoad{nodes[n].health == Health::kUp, nodes[n].outstanding, nodes[n].read_latency_us};
+    const Node& node = nodes[n];
+    loads[n] = NodeLoad{node.health == Health::kUp, node.outstanding, node.read_latency_us};
   }
   steering.Update(loads);
 }
@@ -74,16 +75,20 @@ Status Volume::Impl::Read(uint64_t offset, std::span<std::byte> out) {
     auto find_sources = [&](size_t i) {
       PieceRead& r = window[i];
       r.source.assign(k1, kNoSource);
+      auto same_stripe = [&](size_t j) { return window[j].piece->stripe == r.piece->stripe; };
+      size_t first = i, last = i;
+      while (first > 0 && same_stripe(first - 1)) --first;
+      while (last + 1 < window.size() && same_stripe(last + 1)) ++last;
+      for (size_t j = first; j <= last; ++j) {
+        const PieceRead& q = window[j];
+        if (j != i && !q.around && q.cols.lo <= r.cols.lo && r.cols.hi <= q.cols.hi) {
+          r.source[q.piece->node_index] = static_cast<int>(j);
+        }
+      }
       int extra = 0;  // cells that need a read of their own
-      for (size_t j = i; j-- > 0 && window[j].piece->stripe == r.piece->stripe;) {
-        const PieceRead& q = window[j];
-        if (!q.around && q.cols.lo <= r.cols.lo && r.cols.hi <= q.cols.hi) r.source[q.piece->node_index] = static_cast<int>(j);
+      for (uint32_t n = 0; n < k1; ++n) {
+        if (n != *r.around && r.source[n] == kNoSource) ++extra;
       }
-      for (size_t j = i + 1; j < window.size() && window[j].piece->stripe == r.piece->stripe; ++j) {
-        const PieceRead& q = window[j];
-        if (!q.around && q.cols.lo <= r.cols.lo && r.cols.hi <= q.cols.hi) r.source[q.piece->node_index] = static_cast<int>(j);
-      }
-      for (uint32_t n = 0; n < k1; ++n) extra += (n != *r.around && r.source[n] == kNoSource) ? 1 : 0;
       return extra;
     };
 
@@ -137,8 +142,8 @@ Status Volume::Impl::Read(uint64_t offset, std::span<std::byte> out) {
           *slot = Unavailable("storage node ", nodes[n].id, " is down");
           continue;
         }
-        Issue(n, IoKind::kRead, at, static_cast<uint32_t>(length), Slice(r.buffer, n * length, length),
-              [slot](const Status& st) { *slot = st; });
+        Issue(n, IoKind::kRead, at, static_cast<uint32_t>(length),
+              Slice(r.buffer, n * length, length), [slot](const Status& st) { *slot = st; });
       }
       return Status::Ok();
     };
@@ -148,8 +153,8 @@ Status Volume::Impl::Read(uint64_t offset, std::span<std::byte> out) {
         if (n == *r.around) continue;
         const Status& st = r.source[n] == kNoSource ? r.errors[n] : window[r.source[n]].status;
         if (!st.ok()) {
-          return st.WithContext(StrCat("stripe ", r.piece->stripe, ": cannot reconstruct node index ",
-                                       *r.around, "'s cell"));
+          return st.WithContext(StrCat("stripe ", r.piece->stripe,
+                                       ": cannot reconstruct node index ", *r.around, "'s cell"));
         }
       }
       return Status::Ok();
@@ -212,9 +217,10 @@ Status Volume::Impl::Read(uint64_t offset, std::span<std::byte> out) {
         std::vector<MutableBytes> cells;
         for (uint32_t n = 0; n < k1; ++n) {
           const int q = r.source[n];
-          cells.emplace_back(q == kNoSource ? r.buffer.data() + n * length
-                                            : window[q].buffer.data() + (r.cols.lo - window[q].cols.lo),
-                             length);
+          std::byte* cell = q == kNoSource
+                                ? r.buffer.data() + n * length
+                                : window[q].buffer.data() + (r.cols.lo - window[q].cols.lo);
+          cells.emplace_back(cell, length);
         }
         ++stats.reconstructions;
         RAMPART_RETURN_IF_ERROR(Reconstruct(cells, *r.around));

@@ -29,7 +29,8 @@ double Excess(std::span<const NodeLoad> loads, uint32_t n, double ratio, const S
   double excess = static_cast<double>(loads[n].outstanding) /
                   (ratio * Median(outstanding) + static_cast<double>(rule.min_outstanding));
   if (loads[n].latency_us > 0 && !latency.empty()) {
-    excess = std::max(excess, loads[n].latency_us / (ratio * Median(latency) + rule.min_latency_us));
+    excess = std::max(excess,
+                      loads[n].latency_us / (ratio * Median(latency) + rule.min_latency_us));
   }
   return excess;
 }
@@ -37,7 +38,8 @@ double Excess(std::span<const NodeLoad> loads, uint32_t n, double ratio, const S
 }  // namespace
 
 void HotNodeTracker::Update(std::span<const NodeLoad> loads) {
-  const auto usable = std::count_if(loads.begin(), loads.end(), [](const NodeLoad& l) { return l.usable; });
+  const auto usable =
+      std::count_if(loads.begin(), loads.end(), [](const NodeLoad& l) { return l.usable; });
   std::optional<uint32_t> hot;
   if (usable >= 3) {
     if (hot_ && *hot_ < loads.size() && loads[*hot_].usable &&

@@ -219,7 +219,8 @@ TEST(VolumeSteering, WholeStripeReadsGoAroundASlowNodeUnlessSwitchedOff) {
     std::mt19937_64 rng(7);
     const std::vector<std::byte> model = RandomBytes(rng, vol.size());
     ASSERT_TRUE(vol.Write(0, model).ok());
-    vol.SetTestHooks(VolumeTestHooks{.slow_node = 2, .slow_node_delay = std::chrono::milliseconds(20)});
+    vol.SetTestHooks(
+        VolumeTestHooks{.slow_node = 2, .slow_node_delay = std::chrono::milliseconds(20)});
     const uint64_t stripe = vol.layout().stripe_data_bytes();
     const uint64_t stripes = vol.size() / stripe;
     for (int i = 0; i < 24; ++i) {
@@ -231,7 +232,8 @@ TEST(VolumeSteering, WholeStripeReadsGoAroundASlowNodeUnlessSwitchedOff) {
       }
       std::vector<std::byte> got(length);
       ASSERT_TRUE(vol.Read(offset, got).ok());
-      ASSERT_EQ(std::memcmp(got.data(), model.data() + offset, length), 0) << offset << "+" << length;
+      ASSERT_EQ(std::memcmp(got.data(), model.data() + offset, length), 0)
+          << offset << "+" << length;
     }
     const VolumeStats s = vol.stats();
     EXPECT_EQ(s.degraded_reads, 0u);
