@@ -27,6 +27,7 @@
 #   SECONDS_PER_RUN   (default 5) duration of each measurement
 #   REPS              (default 3) interleaved off/on runs of (c)
 #   CAP_PCT           (default 25) % of a core per storage node in "capped"; 0 skips it
+#   SETUPS            (default "shared capped") which setups of (c) to run
 #   RAMPART_BIN       default build/release/rampart (copied first)
 #   OUT               results directory (default bench/results/volume)
 # Writes OUT/xor-<bytes>.json, OUT/rw-<healthy|degraded>-r<rep>.json,
@@ -41,6 +42,7 @@ source bench/cluster.sh
 secs="${SECONDS_PER_RUN:-5}"
 reps="${REPS:-3}"
 cap_pct="${CAP_PCT:-25}"
+setups="${SETUPS:-shared capped}"
 out="${OUT:-bench/results/volume}"
 lock=/tmp/rampart-bench.lock
 mkdir -p "$out"
@@ -166,15 +168,17 @@ concentration() {  # SETUP STEERING REP
 order() {  # REP: off first in odd runs, on first in even ones
   if [ $(( $1 % 2 )) -eq 1 ]; then echo off on; else echo on off; fi
 }
-for r in $(seq 1 "$reps"); do
-  for steering in $(order "$r"); do
-    echo "# concentration shared steering $steering r$r" >&2
-    concentration shared "$steering" "$r"
+if [[ " $setups " == *" shared "* ]]; then
+  for r in $(seq 1 "$reps"); do
+    for steering in $(order "$r"); do
+      echo "# concentration shared steering $steering r$r" >&2
+      concentration shared "$steering" "$r"
+    done
   done
-done
+fi
 stop_nodes
 
-if [ "$cap_pct" -gt 0 ]; then
+if [ "$cap_pct" -gt 0 ] && [[ " $setups " == *" capped "* ]]; then
   if mkdir "/sys/fs/cgroup/cpu/rampart-volume-$$-probe" 2>/dev/null; then
     rmdir "/sys/fs/cgroup/cpu/rampart-volume-$$-probe"
     start_nodes "$cap_pct"

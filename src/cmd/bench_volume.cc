@@ -163,7 +163,8 @@ int RunVolumeBench(const ClusterConfig& config, const VolumeFlags& f) {
   if (down) volume.SetNodeDown(*down);
   if (f.start_at > 0) SleepUntil(f.start_at);
   const storage::VolumeStats before = volume.stats();
-  const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(f.seconds * 1000));
+  const auto deadline =
+      Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(f.seconds * 1000));
   const RunResult r = Drive(volume, f.op == "write", block, span, f.pattern == "random", deadline);
   storage::VolumeStats s = volume.stats();
   s.healthy_reads -= before.healthy_reads;
@@ -251,7 +252,8 @@ void RegisterBenchVolumeCommand(CLI::App& app, CommandContext& ctx) {
       ->check(CLI::Range(0.0, 1e11))
       ->type_name("UNIX_S");
   cmd->add_option("--json", f->json, "Where to write the results as JSON")->capture_default_str();
-  OnRunWithConfig(cmd, ctx, [f](const ClusterConfig& config) { return RunVolumeBench(config, *f); });
+  OnRunWithConfig(cmd, ctx,
+                  [f](const ClusterConfig& config) { return RunVolumeBench(config, *f); });
 }
 
 }  // namespace rampart::cmd
