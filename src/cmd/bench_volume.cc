@@ -12,8 +12,9 @@
 // (healthy, degraded, steered), and writes JSON.
 //
 // Several processes may read one volume at once (the load-concentration
-// experiment, bench/volume.sh): the volume is opened without writing
-// anything unless the op is write or a crashed writer left stripes to resync.
+// experiment, bench/volume.sh): readers open it without the exclusive lock
+// of cmd/volume_open.h (and write nothing unless a crashed writer left
+// stripes to resync); --op write takes the lock.
 // Writes with --degraded record the node as failed in the intent log: it
 // stays down until `rampart volume rebuild`. Registered under `bench`
 // (bench_transport.cc).
@@ -31,6 +32,7 @@
 #include "bench/bench_json.h"
 #include "cmd/bench_common.h"
 #include "cmd/commands.h"
+#include "cmd/volume_open.h"
 #include "common/histogram.h"
 #include "common/size.h"
 #include "storage/volume.h"
@@ -156,8 +158,10 @@ int RunVolumeBench(const ClusterConfig& config, const VolumeFlags& f) {
   }
   storage::VolumeOptions options;
   options.steer_hot_reads = f.steering == "on";
-  auto opened = storage::Volume::Open(config, f.name, options);
-  if (!opened.ok()) return ReportFailure(opened.status());
+  // Writes lock the volume against other processes (a `rampart nbd` serving
+  // it); readers share it, as the load-concentration experiment needs.
+  auto opened = OpenVolume(config, f.name, options, /*exclusive=*/f.op == "write");
+  if (!opened.ok()) return ReportOpenError(opened.status());
   storage::Volume& volume = **opened;
   const storage::VolumeLayout& layout = volume.layout();
   if (down) volume.SetNodeDown(*down);
