@@ -17,7 +17,9 @@ class Cells {
   Cells(size_t count, size_t length, const std::vector<size_t>& misalign, std::mt19937_64& rng)
       : length_(length) {
     for (size_t i = 0; i < count; ++i) {
-      std::byte* raw = static_cast<std::byte*>(std::aligned_alloc(64, length + 128));
+      // aligned_alloc wants a size that is a multiple of the alignment.
+      const size_t bytes = (length + 128 + 63) / 64 * 64;
+      std::byte* raw = static_cast<std::byte*>(std::aligned_alloc(64, bytes));
       storage_.emplace_back(raw, &std::free);
       std::byte* cell = raw + misalign[i % misalign.size()];
       for (size_t j = 0; j < length; ++j) cell[j] = static_cast<std::byte>(rng());
