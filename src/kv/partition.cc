@@ -111,7 +111,6 @@ Status Partition::Commit(uint64_t ts, Clock::time_point now) {
   if (pit == pending_.end()) return Status::Ok();  // unknown, done or expired
   const Clock::time_point reclaim_at = now + options_.grace_period;
   for (IndexNode* node : pit->second.keys) {
-    const std::string& key = node->first;
     KeyEntry& entry = node->second;
     auto vit = entry.versions.find(ts);
     if (vit == entry.versions.end() || vit->second.committed) continue;
@@ -130,7 +129,7 @@ Status Partition::Commit(uint64_t ts, Clock::time_point now) {
           was_live = !old->second.tombstone;
           std::byte* old_slot = arena_.At(old->second.slot);
           StoreSlotFlags(old_slot, LoadSlotFlags(old_slot) & ~kSlotValid);
-          reclaim_queue_.emplace_back(reclaim_at, ReclaimItem{key, old->first, old->second.slot});
+          reclaim_queue_.emplace_back(reclaim_at, ReclaimItem{node, old->first, old->second.slot});
         }
       }
       entry.latest_commit = ts;
@@ -138,21 +137,21 @@ Status Partition::Commit(uint64_t ts, Clock::time_point now) {
     } else {
       // Committed behind the latest: readable by ts for the grace period.
       StoreSlotFlags(slot, flags);
-      reclaim_queue_.emplace_back(reclaim_at, ReclaimItem{key, ts, v.slot});
+      reclaim_queue_.emplace_back(reclaim_at, ReclaimItem{node, ts, v.slot});
     }
   }
   pending_.erase(pit);
   return Status::Ok();
 }
 
-void Partition::Reclaim(Index::iterator it, uint64_t ts) {
-  KeyEntry& entry = it->second;
-  auto vit = entry.versions.find(ts);
+void Partition::Reclaim(IndexNode* node, VersionList::iterator vit) {
+  KeyEntry& entry = node->second;
   ReleaseSlot(vit->second.slot);
   entry.versions.erase(vit);
   --versions_;
   ++reclaimed_;
-  if (entry.versions.empty()) index_.erase(it);  // no latest either: it is never reclaimed
+  // No versions means no latest either (it is never reclaimed).
+  if (entry.versions.empty()) index_.erase(index_.find(std::string_view(node->first)));
 }
 
 void Partition::ReleaseSlot(const SlotRef& slot) {
@@ -178,18 +177,17 @@ size_t Partition::Flush() {
 size_t Partition::Gc(Clock::time_point now) {
   size_t n = 0;
   while (!reclaim_queue_.empty() && reclaim_queue_.front().first <= now) {
-    const ReclaimItem item = std::move(reclaim_queue_.front().second);
+    const ReclaimItem item = reclaim_queue_.front().second;
     reclaim_queue_.pop_front();
-    auto it = index_.find(item.key);
-    if (it == index_.end()) continue;
-    auto vit = it->second.versions.find(item.ts);
+    KeyEntry& entry = item.entry->second;
+    auto vit = entry.versions.find(item.ts);
     // The slot check makes a stale entry (version reclaimed, then the same
     // (key, ts) prepared again) harmless.
-    if (vit == it->second.versions.end() || !(vit->second.slot == item.slot) ||
-        !vit->second.committed || item.ts == it->second.latest_commit) {
+    if (vit == entry.versions.end() || !(vit->second.slot == item.slot) ||
+        !vit->second.committed || item.ts == entry.latest_commit) {
       continue;
     }
-    Reclaim(it, item.ts);
+    Reclaim(item.entry, vit);
     ++n;
   }
   while (!prepare_deadlines_.empty() && prepare_deadlines_.begin()->first <= now) {
@@ -200,10 +198,9 @@ size_t Partition::Gc(Clock::time_point now) {
       continue;  // committed since, or prepared again later (a newer deadline exists)
     }
     for (IndexNode* node : pit->second.keys) {
-      auto it = index_.find(node->first);  // Reclaim may erase the entry: by iterator
-      auto vit = it->second.versions.find(ts);
-      if (vit == it->second.versions.end() || vit->second.committed) continue;
-      Reclaim(it, ts);
+      auto vit = node->second.versions.find(ts);
+      if (vit == node->second.versions.end() || vit->second.committed) continue;
+      Reclaim(node, vit);  // may erase the entry: `node` is not used after it
       ++expired_prepares_;
       ++n;
     }

@@ -53,6 +53,7 @@
 // read slots one-sidedly; they never touch the index.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -62,6 +63,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -200,8 +202,40 @@ class Partition {
     bool committed = false;
     bool tombstone = false;
   };
+  // A key's versions in ascending ts. A key rarely has more than two or three
+  // (its latest, one being prepared, superseded ones in their grace period),
+  // so a vector scanned linearly replaces a map node allocated and rebalanced
+  // per version; its capacity stays with the key across writes.
+  class VersionList {
+   public:
+    using Item = std::pair<uint64_t, Version>;
+    using iterator = std::vector<Item>::iterator;
+    using const_iterator = std::vector<Item>::const_iterator;
+
+    iterator find(uint64_t ts) {
+      return std::find_if(items_.begin(), items_.end(), [ts](const Item& i) { return i.first == ts; });
+    }
+    const_iterator find(uint64_t ts) const {
+      return std::find_if(items_.begin(), items_.end(), [ts](const Item& i) { return i.first == ts; });
+    }
+    bool contains(uint64_t ts) const { return find(ts) != end(); }
+    // REQUIRES: !contains(ts).
+    void emplace(uint64_t ts, Version v) {
+      auto at = std::find_if(items_.begin(), items_.end(), [ts](const Item& i) { return i.first > ts; });
+      items_.emplace(at, ts, v);
+    }
+    void erase(iterator it) { items_.erase(it); }
+    bool empty() const { return items_.empty(); }
+    iterator begin() { return items_.begin(); }
+    iterator end() { return items_.end(); }
+    const_iterator begin() const { return items_.begin(); }
+    const_iterator end() const { return items_.end(); }
+
+   private:
+    std::vector<Item> items_;
+  };
   struct KeyEntry {
-    std::map<uint64_t, Version> versions;
+    VersionList versions;
     uint64_t latest_commit = 0;  // 0: none
   };
   using IndexNode = std::pair<const std::string, KeyEntry>;
@@ -213,16 +247,20 @@ class Partition {
     std::vector<IndexNode*> keys;
   };
   struct ReclaimItem {
-    std::string key;
+    // The key's index entry. It outlives the item: the version the item names
+    // is committed and only this item reclaims it, so the entry keeps a
+    // version until then (Reclaim erases only empty entries), and Flush
+    // clears the queue with the index.
+    IndexNode* entry;
     uint64_t ts;
     SlotRef slot;  // to recognise a stale entry
   };
   using Index = StringMap<KeyEntry>;  // find(std::string_view) allocates nothing
 
   VersionView View(const KeyEntry& entry, uint64_t ts, const Version& v) const;
-  // Clears the slot's flags, frees it and drops the version; drops the key
-  // entry when it has no versions left.
-  void Reclaim(Index::iterator it, uint64_t ts);
+  // Clears the slot's flags, frees it and drops the version `vit` of `node`;
+  // drops the key entry when it has no versions left.
+  void Reclaim(IndexNode* node, VersionList::iterator vit);
   // The one way a slot leaves the index (Reclaim, Flush): its flags word is
   // cleared, so one-sided readers see it is no longer VALID, then the arena
   // takes it back (a new gen on reuse).
