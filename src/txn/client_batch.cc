@@ -56,9 +56,17 @@ void Fail(BatchTxn& txn, const Status& status, uint32_t partition) {
 
 // The write units of a batch, in timestamp order, and the last unit that
 // writes each (key, partition).
+using KeyOnPartition = std::pair<std::string_view, uint32_t>;
+
+struct KeyOnPartitionHash {
+  size_t operator()(const KeyOnPartition& kp) const {
+    return std::hash<std::string_view>{}(kp.first) ^ (size_t{kp.second} * 0x9e3779b97f4a7c15u);
+  }
+};
+
 struct WritePlan {
   std::list<WriteUnit> units;  // stable addresses: requests point at their unit
-  std::map<std::pair<std::string_view, uint32_t>, size_t> last_unit;
+  std::unordered_map<KeyOnPartition, size_t, KeyOnPartitionHash> last_unit;
 };
 
 void FailUnit(const WriteUnit& unit, const Status& status, uint32_t partition) {
@@ -69,17 +77,21 @@ void FailUnit(const WriteUnit& unit, const Status& status, uint32_t partition) {
 // first group of its kind (one round or two) that may hold it, else to a
 // unit of its own.
 void PlanWrite(BatchTxn& t, bool ramp, bool coalesce, WritePlan& plan) {
-  std::set<uint32_t> partitions;
-  std::set<std::pair<std::string_view, uint32_t>> placed;
-  for (const PlacedWrite& w : t.writes) {
-    partitions.insert(w.partition);
-    if (!placed.emplace(w.key, w.partition).second) {
-      t.status = InvalidArgument("RunBatch: key \"", w.key, "\" written twice on partition ",
-                                 w.partition);
-      return;
-    }
+  // Sorted vectors, not sets: a turn plans thousands of small write sets, and
+  // a node per key and partition cost more than the rest of the planning.
+  std::vector<KeyOnPartition> placed;
+  placed.reserve(t.writes.size());
+  for (const PlacedWrite& w : t.writes) placed.emplace_back(w.key, w.partition);
+  std::sort(placed.begin(), placed.end());
+  if (auto twice = std::adjacent_find(placed.begin(), placed.end()); twice != placed.end()) {
+    t.status = InvalidArgument("RunBatch: key \"", twice->first, "\" written twice on partition ",
+                               twice->second);
+    return;
   }
-  const bool two_rounds = ramp && partitions.size() > 1;
+  const bool multi_partition = std::any_of(placed.begin(), placed.end(), [&](const KeyOnPartition& kp) {
+    return kp.second != placed.front().second;
+  });
+  const bool two_rounds = ramp && multi_partition;
   // A write of a (key, partition) an earlier transaction of the batch writes
   // too must get a later timestamp: it joins only a unit after the last one
   // holding any of its keys (units draw timestamps in order).
