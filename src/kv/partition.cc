@@ -1,7 +1,8 @@
 #include "kv/partition.h"
 
-#include <unordered_set>
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 namespace rampart::kv {
 
@@ -31,9 +32,17 @@ Status Partition::Prepare(uint64_t ts, std::span<const PrepareItem> items,
                           Clock::time_point now) {
   if (ts == 0) return InvalidArgument("prepare: ts 0 is not a timestamp");
 
-  // Validate everything before writing anything.
-  std::unordered_set<std::string_view> seen;
-  seen.reserve(items.size());
+  // Validate everything before writing anything. Duplicate keys are found in
+  // a sorted copy of the keys: one allocation, where a hash set took one per
+  // key (a proxy's group commit prepares hundreds of keys at once).
+  std::vector<std::string_view> keys;
+  keys.reserve(items.size());
+  for (const PrepareItem& item : items) keys.push_back(item.key);
+  std::sort(keys.begin(), keys.end());
+  if (auto twice = std::adjacent_find(keys.begin(), keys.end()); twice != keys.end()) {
+    return InvalidArgument("prepare ts ", ts, ": key of ", twice->size(),
+                           " bytes appears twice in one prepare");
+  }
   for (size_t i = 0; i < items.size(); ++i) {
     const PrepareItem& item = items[i];
     if (item.key.empty()) return InvalidArgument("prepare ts ", ts, ": item ", i, " has an empty key");
@@ -44,10 +53,6 @@ Status Partition::Prepare(uint64_t ts, std::span<const PrepareItem> items,
     if (!item.tombstone && item.value.size() > options_.max_value_bytes) {
       return InvalidArgument("prepare ts ", ts, ": value of ", item.value.size(),
                              " bytes exceeds max_value_bytes ", options_.max_value_bytes);
-    }
-    if (!seen.insert(item.key).second) {
-      return InvalidArgument("prepare ts ", ts, ": key of ", item.key.size(),
-                             " bytes appears twice in one prepare");
     }
     const uint64_t bytes = SlotBytes(item.key.size(), item.tombstone ? 0 : item.value.size(),
                                      item.metadata.size());

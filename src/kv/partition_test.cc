@@ -429,6 +429,9 @@ TEST_F(PartitionTest, LimitsAreInvalidArgument) {
   EXPECT_EQ(Prepare(p_, 1, {Item("", "v")}, now_).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(Prepare(p_, 1, {Item("a", "1"), Item("a", "2")}, now_).code(),
             StatusCode::kInvalidArgument);
+  st = Prepare(p_, 1, {Item("b", "1"), Item("a", "2"), Item("c", "3"), Item("b", "4")}, now_);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("appears twice"), std::string_view::npos) << st.ToString();
   EXPECT_EQ(Prepare(p_, 0, {Item("a", "1")}, now_).code(),
             StatusCode::kInvalidArgument);
   EXPECT_TRUE(Prepare(p_, 1, {Item(std::string(o.max_key_bytes, 'k'),
