@@ -53,17 +53,20 @@ def toml_value(v):
 
 
 def cluster_toml(backend, ports, ucx_tls="", grace_ms=1000, proxy_port=None,
-                 proxy_settings=None):
+                 proxy_settings=None, arena_bytes=None):
     """The cluster file of `ports` (one node each); with proxy_port a [proxy]
-    section whose port is proxy_port, plus proxy_settings (key -> raw TOML)."""
+    section whose port is proxy_port, plus proxy_settings (key -> raw TOML).
+    arena_bytes: kv.arena_bytes (default 64MiB with a proxy, else 32MiB)."""
+    if arena_bytes is None:
+        # The proxy tests write hard (redis-benchmark): room for the versions
+        # kept for grace_ms.
+        arena_bytes = "64MiB" if proxy_port is not None else "32MiB"
     text = (
         '[cluster]\nname = "pytest"\n'
         f'[transport]\nbackend = "{backend}"\n'
         f'[transport.ucx]\ntls = "{ucx_tls}"\n'
         '[kv]\npartitions_per_node = 1\n'
-        # The proxy tests write hard (redis-benchmark): room for the versions
-        # kept for grace_ms.
-        f'arena_bytes = "{"64MiB" if proxy_port is not None else "32MiB"}"\n'
+        f'arena_bytes = "{arena_bytes}"\n'
         f'grace_ms = {grace_ms}\n'
     )
     if proxy_port is None and not proxy_settings:
@@ -110,7 +113,7 @@ class Cluster:
     port, and start() parses the proxy line of `up` into self.proxy."""
 
     def __init__(self, backend, tmp_path, ucx_tls="", grace_ms=1000, flavour=None,
-                 proxy=False, proxy_settings=None):
+                 proxy=False, proxy_settings=None, arena_bytes=None):
         self.backend = backend
         self.flavour = flavour or backend  # "tcp", "ucx", "ucx-shm", "ucx-tcp"
         self.config = tmp_path / f"cluster-{backend}.toml"
@@ -121,7 +124,8 @@ class Cluster:
         if with_proxy:
             self.proxy_port = ports[4]
         self.config.write_text(cluster_toml(backend, ports[:4], ucx_tls, grace_ms,
-                                            self.proxy_port, self.proxy_settings))
+                                            self.proxy_port, self.proxy_settings,
+                                            arena_bytes))
         self.stdout_path = tmp_path / "up.stdout"
         self.stderr_path = tmp_path / "up.stderr"
         self.proc = None

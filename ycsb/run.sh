@@ -18,15 +18,20 @@ usage() {
 Usage: ycsb/run.sh [options]
 
 Runs YCSB (site.ycsb.Client, core 0.17.0) with the rampart binding
-(site.ycsb.db.rampart.RampartClient): the load phase, then the run phase for a
-fixed time, against a fresh `rampart up` cluster (4 kv-nodes x 1 partition and
-the Redis-protocol proxy, on free ports), and prints YCSB's summaries.
+(site.ycsb.db.rampart.RampartClient; RedisLayoutClient with -d redis): the
+load phase, then the run phase for a fixed time, against a fresh `rampart up`
+cluster (4 kv-nodes x 1 partition and the Redis-protocol proxy, on free ports),
+and prints YCSB's summaries.
 
 Options:
   -m MODE        resp (default): through the proxy with Jedis (MULTI/HMSET/HGETALL);
                  native: the C++ client library over JNI (librampart_jni.so), so
                  the one-sided GET*/PUT+ path is measured (-p rampart.get=read ...)
-  -w WORKLOAD    a file of ycsb/workloads (workloada|b|c|d|f, r0|r25|r50|r75|r100)
+  -d DB          rampart (default): RampartClient, transactions of -t keys;
+                 redis: RedisLayoutClient, YCSB's own redis binding's commands and
+                 layout through the proxy, one operation at a time, scans included
+                 (workload E); resp mode and txnlen 1 only
+  -w WORKLOAD    a file of ycsb/workloads (workloada|b|c|d|e|f, r0|r25|r50|r75|r100)
                  or a path to a workload file (default: workloada)
   -t TXNLEN      keys per transaction, rampart.txnlen (default: 1)
   -s SECONDS     length of the run phase, YCSB's maxexecutiontime (default: 10)
@@ -65,6 +70,7 @@ Examples:
   ycsb/run.sh -w r50 -t 4 -s 30                   # seed 000's r50, 4-key transactions
   ycsb/run.sh -m native -w r100 -t 4 -p rampart.get=read -p rampart.put=ring
   ycsb/run.sh -m native -b tcp -w r75 -p rampart.isolation=s2pl
+  ycsb/run.sh -d redis -w workloade               # YCSB's redis binding's commands
   ycsb/run.sh --no-cluster -p rampart.port=6380   # against a running `rampart up`
 
 Environment: RAMPART_BIN (default build/release/rampart), RAMPART_JNI (default
@@ -86,6 +92,7 @@ die() {
 
 # --- arguments ---------------------------------------------------------------------------
 mode=resp
+db=rampart
 workload=workloada
 txnlen=1
 seconds=10
@@ -102,6 +109,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
     -m) need_arg "$@"; mode=$2; shift 2 ;;
+    -d) need_arg "$@"; db=$2; shift 2 ;;
     -w) need_arg "$@"; workload=$2; shift 2 ;;
     -t) need_arg "$@"; txnlen=$2; shift 2 ;;
     -s) need_arg "$@"; seconds=$2; shift 2 ;;
@@ -128,6 +136,14 @@ done
 [ -n "${prop_value[rampart.txnlen]:-}" ] && txnlen=${prop_value[rampart.txnlen]}
 
 case "$mode" in resp|native) ;; *) die_usage "-m $mode: the mode is resp or native" ;; esac
+case "$db" in
+  rampart) db_class=site.ycsb.db.rampart.RampartClient ;;
+  redis)
+    db_class=site.ycsb.db.rampart.RedisLayoutClient
+    [ "$mode" = resp ] || die_usage "-d redis goes through the proxy: not with -m $mode"
+    [ "$txnlen" = 1 ] || die_usage "-d redis runs one operation at a time: not with -t $txnlen" ;;
+  *) die_usage "-d $db: the database is rampart or redis" ;;
+esac
 is_uint "$txnlen" && [ "$txnlen" -ge 1 ] || die_usage "-t $txnlen: txnlen is an integer >= 1"
 is_uint "$seconds" && [ "$seconds" -ge 1 ] || die_usage "-s $seconds: seconds is an integer >= 1"
 is_uint "$threads" && [ "$threads" -ge 1 ] || die_usage "-T $threads: threads is an integer >= 1"
@@ -330,7 +346,7 @@ run_phase() {
   shift
   local flag=-t
   [ "$phase" = load ] && flag=-load
-  "$JAVA" "${java_args[@]}" site.ycsb.Client "$flag" -db site.ycsb.db.rampart.RampartClient \
+  "$JAVA" "${java_args[@]}" site.ycsb.Client "$flag" -db "$db_class" \
     -P "$workload_file" -threads "$threads" "$@" \
     >"$work/$phase.stdout" 2>"$work/$phase.stderr" </dev/null &
   ycsb_pid=$!
@@ -346,7 +362,7 @@ run_phase() {
   fi
   local plural=s
   [ "$threads" = 1 ] && plural=
-  echo "== $phase: $(basename "$workload_file"), $mode, txnlen $txnlen, $threads thread$plural$([ "$phase" = run ] && echo ", $seconds s") =="
+  echo "== $phase: $(basename "$workload_file"), $db, $mode, txnlen $txnlen, $threads thread$plural$([ "$phase" = run ] && echo ", $seconds s") =="
   grep -E '^\[[A-Za-z_-]+\], ' "$out" || true
   grep '^rampart-ycsb: ' "$err" >&2 || true
   phase_failed=0

@@ -75,7 +75,7 @@ import site.ycsb.Status;
  *       with an absent key returns NOT_FOUND. Workload D with txnlen &gt; 1 can read a key whose
  *       insert is still buffered in another thread, and count a NOT_FOUND.
  *   <li>delete runs at once (it drops a pending write of its key); scan is NOT_IMPLEMENTED
- *       (workload E is not supported).
+ *       (workload E: use {@link RedisLayoutClient}, {@code ycsb/run.sh -d redis}).
  * </ul>
  *
  * <h2>Records</h2>
@@ -178,7 +178,8 @@ public class RampartClient extends DB {
       int recordcount,
       Set<String> fields,
       Vector<java.util.HashMap<String, ByteIterator>> result) {
-    ErrorLog.once("scan is not implemented (workload E is not supported by this binding)");
+    ErrorLog.once(
+        "scan is not implemented (workload E: RedisLayoutClient, ycsb/run.sh -d redis)");
     return Status.NOT_IMPLEMENTED;
   }
 
