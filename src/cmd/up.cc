@@ -12,12 +12,9 @@
 // while running (the others are stopped first); 2 for a bad configuration.
 #include <CLI/CLI.hpp>
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +29,7 @@
 #include <vector>
 
 #include "cmd/commands.h"
+#include "common/tcp_probe.h"
 #include "kv/node.h"
 #include "kv/placement.h"
 
@@ -68,26 +66,6 @@ std::string JoinNumbers(const auto& values) {
   std::string out;
   for (const auto& v : values) out += (out.empty() ? "" : ",") + std::to_string(v);
   return out;
-}
-
-// True when host:port accepts a TCP connection within about 200 ms.
-bool Accepts(const std::string& host, uint16_t port) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* result = nullptr;
-  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &result) != 0) return false;
-  bool ok = false;
-  for (addrinfo* a = result; a != nullptr && !ok; a = a->ai_next) {
-    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) continue;
-    timeval timeout{0, 200 * 1000};
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-    ok = connect(fd, a->ai_addr, a->ai_addrlen) == 0;
-    close(fd);
-  }
-  freeaddrinfo(result);
-  return ok;
 }
 
 // Reaps every child that has exited; returns the first newly reaped one, or nullptr.
@@ -238,7 +216,7 @@ int RunUp(CommandContext& ctx) {
       if (ready[i]) continue;
       bool node_ready = true;
       for (uint16_t port : children[i].ports) {
-        if (!Accepts(children[i].host, port)) {
+        if (!AcceptsTcp(children[i].host, port, /*timeout_ms=*/200)) {
           node_ready = false;
           break;
         }

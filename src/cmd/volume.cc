@@ -13,11 +13,8 @@
 #include <CLI/CLI.hpp>
 
 #include <fcntl.h>
-#include <netdb.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,6 +32,7 @@
 #include "cmd/commands.h"
 #include "cmd/volume_open.h"
 #include "common/progress.h"
+#include "common/tcp_probe.h"
 #include "common/size.h"
 #include "storage/volume.h"
 #include "storage/volume_intent.h"
@@ -44,31 +42,6 @@ namespace {
 
 using storage::Volume;
 using storage::VolumeLayout;
-
-// True when host:port accepts a TCP connection within `timeout_ms`.
-bool Reachable(const std::string& host, uint16_t port, int timeout_ms = 500) {
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* result = nullptr;
-  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &result) != 0) return false;
-  bool ok = false;
-  for (addrinfo* a = result; a != nullptr && !ok; a = a->ai_next) {
-    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
-    if (fd < 0) continue;
-    if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
-      ok = true;
-    } else if (errno == EINPROGRESS) {
-      pollfd p{fd, POLLOUT, 0};
-      int error = 0;
-      socklen_t len = sizeof error;
-      ok = poll(&p, 1, timeout_ms) == 1 &&
-           getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) == 0 && error == 0;
-    }
-    close(fd);
-  }
-  freeaddrinfo(result);
-  return ok;
-}
 
 // Takes an exclusive advisory lock (flock) on a file in $TMPDIR (or /tmp)
 // named after where the volume lives (its nodes' addresses and node_offset),
@@ -185,7 +158,7 @@ void PrintInfo(const ClusterConfig& config, const std::string& name, const Volum
     const StorageNodeConfig* sn = config.FindStorageNode(ns.node_id);
     // A node down yet reachable is one the intent log records as failed.
     const char* health = ns.up ? "up"
-                         : (sn != nullptr && Reachable(sn->host, sn->port))
+                         : (sn != nullptr && AcceptsTcp(sn->host, sn->port, /*timeout_ms=*/500))
                              ? "DOWN: recorded failed, stale until rebuilt"
                              : "DOWN: unreachable";
     std::printf("                %-6u %-6u %-23s %s\n", n, ns.node_id,
@@ -287,7 +260,7 @@ Result<std::unique_ptr<Volume>> OpenVolume(const ClusterConfig& config, const st
     std::string unreachable;
     for (uint32_t id : vc->nodes) {
       const StorageNodeConfig* sn = config.FindStorageNode(id);
-      if (sn != nullptr && !Reachable(sn->host, sn->port)) {
+      if (sn != nullptr && !AcceptsTcp(sn->host, sn->port, /*timeout_ms=*/500)) {
         unreachable += (unreachable.empty() ? "" : ", ") + NodeName(config, id);
       }
     }
