@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# bench/ycsb_redis.sh: YCSB's standard workloads A-F with YCSB's own redis binding's commands and
+# layout (RedisLayoutClient, `ycsb/run.sh -d redis`), through rampart's proxy and against one
+# redis-server, side by side in one run: each system gets the 10,000 records of the workload
+# files loaded once, then a timed run of each workload, one after another on the same data.
+#
+#   bench/ycsb_redis.sh                 # 10 s per workload, 4 YCSB threads
+#   SECONDS_PER_RUN=5 THREADS=2 OUT=/tmp/r bench/ycsb_redis.sh
+#
+# rampart runs as `rampart up` (4 kv-nodes x 1 partition, UCX, spin_us 0) with a 512 MiB arena
+# and 200 ms grace: the binding keeps every key in one sorted set, which the proxy stores as one
+# value and rewrites whole on every insert (docs/proxy.md, "Commands").
+# Writes per system and workload <system>-<workload>.txt (run.sh's output), summary.json,
+# summary.txt and ycsb_redis.png into OUT (default bench/results/ycsb-redis).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${SECONDS_PER_RUN:-10}"
+threads="${THREADS:-4}"
+out="${OUT:-bench/results/ycsb-redis}"
+workloads=(workloada workloadb workloadc workloadd workloade workloadf)
+command -v redis-server >/dev/null || { echo "ycsb_redis.sh: redis-server not found (make deps)" >&2; exit 1; }
+
+. bench/cluster.sh
+bench_init "${RAMPART_BIN:-build/release/rampart}"
+redis_pid=""
+trap 'stop_cluster; [ -z "$redis_pid" ] || stop_pid "$redis_pid"; rm -rf "$tmp"' EXIT
+mkdir -p "$out"
+rm -f "$out"/*.txt "$out"/*.json "$out"/*.png
+
+start_rampart() {  # sets $port
+  local p cfg="$tmp/cluster.toml" id
+  nodes=5 partitions=1
+  read -r -a p <<< "$(free_ports)"
+  {
+    printf '[cluster]\nname = "ycsb-redis"\n[transport]\nbackend = "ucx"\nspin_us = 0\n'
+    printf '[kv]\npartitions_per_node = 1\narena_bytes = "512MiB"\ngrace_ms = 200\n'
+    printf '[proxy]\nport = %d\n' "${p[4]}"
+    for id in 0 1 2 3; do printf '[[nodes]]\nid = %d\nhost = "127.0.0.1"\nport = %d\n' "$id" "${p[$id]}"; done
+  } > "$cfg"
+  "$bin" --config "$cfg" up > "$tmp/up.log" 2>&1 &
+  up_pid=$!
+  for _ in $(seq 1 200); do
+    grep -q '^ready' "$tmp/up.log" && break
+    kill -0 "$up_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  grep -q '^ready' "$tmp/up.log" || { cat "$tmp/up.log" >&2; exit 1; }
+  port=${p[4]}
+}
+
+start_redis() {  # sets $port
+  nodes=1 partitions=1
+  port=$(free_ports)
+  redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
+    --logfile "$tmp/redis.log" &
+  redis_pid=$!
+  for _ in $(seq 1 100); do
+    [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && return 0
+    sleep 0.1
+  done
+  echo "ycsb_redis.sh: redis-server did not start" >&2
+  exit 1
+}
+
+run_system() {  # NAME
+  local name=$1 w args
+  for w in "${workloads[@]}"; do
+    args=(--no-cluster -d redis -w "$w" -s "$seconds" -T "$threads" -p "rampart.port=$port")
+    [ "$w" = workloada ] || args+=(--no-load)
+    echo "== $name $w" >&2
+    RAMPART_BIN="$bin" ycsb/run.sh "${args[@]}" > "$out/$name-$w.txt" 2> "$out/$name-$w.stderr.txt" ||
+      echo "ycsb_redis.sh: $name $w failed (see $out/$name-$w.stderr.txt)" >&2
+  done
+}
+
+start_rampart
+run_system rampart
+stop_cluster
+start_redis
+run_system redis
+stop_pid "$redis_pid"
+redis_pid=""
+
+bench/.venv/bin/python - "$out" "$seconds" "$threads" "$(git rev-parse --short=12 HEAD)" <<'PY'
+import json, re, sys
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+out, seconds, threads, commit = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+workloads = ["workloada", "workloadb", "workloadc", "workloadd", "workloade", "workloadf"]
+def phases(path):
+    res, cur = {}, None
+    for line in open(path):
+        m = re.match(r"^== (load|run): ", line)
+        if m:
+            cur = res.setdefault(m.group(1), {"failed": 0})
+            continue
+        if cur is None:
+            continue
+        m = re.match(r"^\[OVERALL\], Throughput\(ops/sec\), ([0-9.eE+-]+)", line)
+        if m:
+            cur["ops_per_sec"] = float(m.group(1))
+        m = re.match(r"^\[([A-Z-]+)\], Return=(\w+), (\d+)", line)
+        if m and m.group(2) not in ("OK",):
+            cur["failed"] += int(m.group(3))
+    return res
+points = []
+for system in ("rampart", "redis"):
+    for w in workloads:
+        p = phases(f"{out}/{system}-{w}.txt")
+        for phase, r in p.items():
+            points.append({"system": system, "workload": w, "phase": phase, **r})
+summary = {"benchmark": "bench/ycsb_redis.sh", "seconds_per_run": seconds, "threads": threads,
+           "commit": commit, "points": points}
+json.dump(summary, open(f"{out}/summary.json", "w"), indent=1)
+get = {(p["system"], p["workload"], p["phase"]): p for p in points}
+lines = [f"YCSB A-F with RedisLayoutClient (YCSB's redis binding's commands), 10,000 records, "
+         f"{threads} threads, {seconds} s per workload, commit {commit}",
+         "rampart: proxy + 4 kv-nodes x 1 partition, UCX, spin_us 0, arena 512 MiB, grace 200 ms; "
+         "redis: one redis-server",
+         "", f"{'phase':<16}{'rampart ops/s':>14}{'redis ops/s':>14}{'ratio':>8}{'failed':>8}"]
+rows = [("load", "workloada", "load")] + [(w, w, "run") for w in workloads]
+for label, w, phase in rows:
+    a, b = get.get(("rampart", w, phase), {}), get.get(("redis", w, phase), {})
+    ra, rb = a.get("ops_per_sec", 0.0), b.get("ops_per_sec", 0.0)
+    ratio = f"{ra / rb:.2f}" if rb else "-"
+    lines.append(f"{label:<16}{ra:>14,.0f}{rb:>14,.0f}{ratio:>8}{a.get('failed', 0) + b.get('failed', 0):>8}")
+open(f"{out}/summary.txt", "w").write("\n".join(lines) + "\n")
+print("\n".join(lines))
+
+labels = [label for label, _, _ in rows]
+fig, ax = plt.subplots(figsize=(9, 4.5))
+for k, (system, colour) in enumerate((("rampart", "tab:blue"), ("redis", "tab:grey"))):
+    values = [get.get((system, w, phase), {}).get("ops_per_sec", 0.0) for _, w, phase in rows]
+    ax.bar([i + (k - 0.5) * 0.4 for i in range(len(rows))], values, 0.4, color=colour,
+           label="rampart proxy + 4 kv-nodes" if system == "rampart" else "one redis-server")
+ax.set_xticks(range(len(rows)), labels)
+ax.set_yscale("log")
+ax.set_ylabel("YCSB operations/s (log)")
+ax.set_title(f"YCSB A-F, YCSB redis binding's commands (RedisLayoutClient), 10,000 records,\n"
+             f"{threads} threads, {seconds} s per workload, 2 cores, commit {commit}", fontsize=9)
+ax.legend(fontsize=8)
+fig.tight_layout()
+fig.savefig(f"{out}/ycsb_redis.png", dpi=120)
+print(f"plot: {out}/ycsb_redis.png")
+PY
