@@ -7,6 +7,9 @@
 #                            $cluster_name), starts `rampart up` on it and
 #                            waits for "ready"; sets $config. Retried: a port
 #                            can be taken between the check and the bind.
+#   start_up FILE, wait_up_ready
+#                            the two steps of start_cluster, for callers that
+#                            write their own cluster file
 #   stop_cluster             SIGTERM by PID and wait
 # Callers set nodes, partitions, spin_us and cluster_name first.
 
@@ -94,19 +97,28 @@ start_cluster() {  # BACKEND; retried: a port can still be taken between check a
         printf '[[nodes]]\nid = %d\nhost = "127.0.0.1"\nport = %d\n' "$id" "${ports[$id]}"
       done
     } > "$cfg"
-    "$bin" --config "$cfg" up > "$tmp/up.log" 2>&1 &
-    up_pid=$!
-    for _ in $(seq 1 200); do
-      grep -q '^ready' "$tmp/up.log" && break
-      kill -0 "$up_pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    if grep -q '^ready' "$tmp/up.log"; then config="$cfg"; return 0; fi
+    start_up "$cfg"
+    if wait_up_ready; then config="$cfg"; return 0; fi
     echo "$0: $1 cluster did not start (attempt $attempt):" >&2
     grep -v ' info: ' "$tmp/up.log" >&2 || true
     stop_cluster
   done
   exit 1
+}
+
+start_up() {  # CLUSTER_FILE: `rampart up` on it in the background, output in $tmp/up.log; sets up_pid
+  "$bin" --config "$1" up > "$tmp/up.log" 2>&1 &
+  up_pid=$!
+}
+
+wait_up_ready() {  # up to 20 s for `up` to print "ready"; fails early when it exits
+  local _
+  for _ in $(seq 1 200); do
+    grep -q '^ready' "$tmp/up.log" && return 0
+    kill -0 "$up_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  grep -q '^ready' "$tmp/up.log"
 }
 
 stop_cluster() {

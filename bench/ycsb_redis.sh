@@ -37,14 +37,8 @@ start_rampart() {  # sets $port
     printf '[proxy]\nport = %d\n' "${p[4]}"
     for id in 0 1 2 3; do printf '[[nodes]]\nid = %d\nhost = "127.0.0.1"\nport = %d\n' "$id" "${p[$id]}"; done
   } > "$cfg"
-  "$bin" --config "$cfg" up > "$tmp/up.log" 2>&1 &
-  up_pid=$!
-  for _ in $(seq 1 200); do
-    grep -q '^ready' "$tmp/up.log" && break
-    kill -0 "$up_pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  grep -q '^ready' "$tmp/up.log" || { cat "$tmp/up.log" >&2; exit 1; }
+  start_up "$cfg"
+  wait_up_ready || { cat "$tmp/up.log" >&2; exit 1; }
   port=${p[4]}
 }
 
