@@ -13,7 +13,10 @@
 // Engines (seed 001):
 //   threads  a static pool of IO threads doing pread/pwrite, fed through a
 //            queue; completions are queued back and `wake` is called, so the
-//            polling thread never blocks on IO.
+//            polling thread never blocks on IO. On a memory-backed device a
+//            worker is woken per burst, not per request, and `wake` is called
+//            once per batch of completions (the hand-offs cost more than the
+//            IO there).
 //   uring    io_uring (liburing): Submit and Reap on the polling thread; an
 //            eventfd registered with the ring is watched by a small thread that
 //            calls `wake` (the fabric has no way to add an fd to its wait set).
@@ -58,6 +61,8 @@ class Device {
   bool is_ram() const { return ram_ != nullptr; }
   // True when the file was opened with O_DIRECT.
   bool direct() const { return direct_; }
+  // True for RAM and for a file on tmpfs or ramfs: an IO is a memory copy.
+  bool memory_backed() const { return memory_backed_; }
   const std::string& path() const { return path_; }
   int fd() const { return fd_; }
   std::byte* ram() const { return ram_; }
@@ -77,6 +82,7 @@ class Device {
   uint64_t size_ = 0;
   int fd_ = -1;
   bool direct_ = false;
+  bool memory_backed_ = false;
   std::byte* ram_ = nullptr;
 };
 
