@@ -221,8 +221,10 @@ class ThreadsEngine final : public IoEngine {
   size_t in_flight() const override { return in_flight_; }
 
  private:
-  // Each pass takes its share of the queue (up to kMaxTake requests), runs
-  // them, and queues their completions at once. The polling thread is woken
+  // Each pass takes one request, or on a memory-backed device its share of
+  // the queue (up to kMaxTake; on a disk a batch would hold each completion
+  // back until the batch's slowest IO), runs them, and queues their
+  // completions at once. The polling thread is woken
   // only by the completions that find the done queue empty: until it reaps,
   // the wake already sent covers the ones queued after them. On a fast device
   // (page cache, tmpfs) the hand-offs, not the IO, were the cost: one futex
@@ -236,7 +238,7 @@ class ThreadsEngine final : public IoEngine {
         cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
         if (queue_.empty()) return;
         const size_t share = (queue_.size() + threads_count_ - 1) / threads_count_;
-        const size_t n = std::min(share, kMaxTake);
+        const size_t n = batched_wakes_ ? std::min(share, kMaxTake) : 1;
         taken.assign(queue_.begin(), queue_.begin() + static_cast<ptrdiff_t>(n));
         queue_.erase(queue_.begin(), queue_.begin() + static_cast<ptrdiff_t>(n));
       }
