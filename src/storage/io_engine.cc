@@ -64,8 +64,10 @@ Result<std::unique_ptr<Device>> Device::Open(const DeviceOptions& options) {
     }
   }
   d->description_ = StrCat("file ", options.path, d->direct_ ? " (O_DIRECT)" : StrCat(" (", why_buffered, ")"));
+  // A regular file only: a block device node lives on devtmpfs, which reports
+  // TMPFS_MAGIC for the node, not for the disk behind it.
   struct statfs fs {};
-  d->memory_backed_ = fstatfs(d->fd_, &fs) == 0 &&
+  d->memory_backed_ = S_ISREG(st.st_mode) && fstatfs(d->fd_, &fs) == 0 &&
                       (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC);
   return d;
 }
