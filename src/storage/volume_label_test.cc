@@ -98,11 +98,8 @@ TEST(VolumeLabel, EncodeDecodeAndTornLabels) {
   Result<VolumeLabel> back = DecodeVolumeLabel(block);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, l);
-  for (size_t at : {size_t{9}, size_t{16}, size_t{20}, kIntentBlockBytes - 1}) {
-    std::vector<std::byte> torn = block;
-    torn[at] ^= std::byte{0x01};
-    EXPECT_EQ(DecodeVolumeLabel(torn).status().code(), StatusCode::kCorruption) << at;
-  }
+  testing::ExpectTornIsCorruption(block, {9, 16, 20, kIntentBlockBytes - 1}, std::byte{0x01},
+                                  [](const auto& b) { return DecodeVolumeLabel(b); });
   EXPECT_EQ(DecodeVolumeLabel(std::vector<std::byte>(kIntentBlockBytes)).status().code(),
             StatusCode::kNotFound);
   // A label is no intent record, nor the other way round.

@@ -268,11 +268,8 @@ TEST(VolumeIntentTest, RecordRoundTripsAndDetectsDamage) {
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, r);
   // A torn write (any flipped bit) is Corruption; an unwritten block NotFound.
-  for (size_t at : {size_t{9}, size_t{20}, size_t{100}, kIntentBlockBytes - 1}) {
-    std::vector<std::byte> torn = block;
-    torn[at] ^= std::byte{0x10};
-    EXPECT_EQ(DecodeIntentRecord(torn).status().code(), StatusCode::kCorruption) << at;
-  }
+  testing::ExpectTornIsCorruption(block, {9, 20, 100, kIntentBlockBytes - 1}, std::byte{0x10},
+                                  [](const auto& b) { return DecodeIntentRecord(b); });
   EXPECT_EQ(DecodeIntentRecord(std::vector<std::byte>(kIntentBlockBytes)).status().code(),
             StatusCode::kNotFound);
   // A group outside the block is refused.

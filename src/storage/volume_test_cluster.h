@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <initializer_list>
 #include <memory>
 #include <random>
 #include <string>
@@ -116,6 +117,19 @@ inline std::string CompareWhole(Volume& v, const std::vector<std::byte>& model) 
     }
   }
   return "";
+}
+
+// A torn write of a persisted record: `block` with any one bit flipped at
+// each of `positions` must decode (decode(block) -> Result<T>) as Corruption.
+template <typename Decode>
+void ExpectTornIsCorruption(const std::vector<std::byte>& block,
+                            std::initializer_list<size_t> positions, std::byte flip,
+                            Decode decode) {
+  for (size_t at : positions) {
+    std::vector<std::byte> torn = block;
+    torn[at] ^= flip;
+    EXPECT_EQ(decode(torn).status().code(), StatusCode::kCorruption) << at;
+  }
 }
 
 }  // namespace rampart::storage::testing
