@@ -53,10 +53,11 @@ def toml_value(v):
 
 
 def cluster_toml(backend, ports, ucx_tls="", grace_ms=1000, proxy_port=None,
-                 proxy_settings=None, arena_bytes=None):
+                 proxy_settings=None, arena_bytes=None, kv_settings=None):
     """The cluster file of `ports` (one node each); with proxy_port a [proxy]
     section whose port is proxy_port, plus proxy_settings (key -> raw TOML).
-    arena_bytes: kv.arena_bytes (default 64MiB with a proxy, else 32MiB)."""
+    arena_bytes: kv.arena_bytes (default 64MiB with a proxy, else 32MiB);
+    kv_settings: more [kv] keys (key -> value)."""
     if arena_bytes is None:
         # The proxy tests write hard (redis-benchmark): room for the versions
         # kept for grace_ms.
@@ -69,6 +70,8 @@ def cluster_toml(backend, ports, ucx_tls="", grace_ms=1000, proxy_port=None,
         f'arena_bytes = "{arena_bytes}"\n'
         f'grace_ms = {grace_ms}\n'
     )
+    for key, value in (kv_settings or {}).items():
+        text += f"{key} = {toml_value(value)}\n"
     if proxy_port is None and not proxy_settings:
         text += "[proxy]\nenabled = false\n"  # `up` starts no proxy
     else:
@@ -113,7 +116,7 @@ class Cluster:
     port, and start() parses the proxy line of `up` into self.proxy."""
 
     def __init__(self, backend, tmp_path, ucx_tls="", grace_ms=1000, flavour=None,
-                 proxy=False, proxy_settings=None, arena_bytes=None):
+                 proxy=False, proxy_settings=None, arena_bytes=None, kv_settings=None):
         self.backend = backend
         self.flavour = flavour or backend  # "tcp", "ucx", "ucx-shm", "ucx-tcp"
         self.config = tmp_path / f"cluster-{backend}.toml"
@@ -125,7 +128,7 @@ class Cluster:
             self.proxy_port = ports[4]
         self.config.write_text(cluster_toml(backend, ports[:4], ucx_tls, grace_ms,
                                             self.proxy_port, self.proxy_settings,
-                                            arena_bytes))
+                                            arena_bytes, kv_settings))
         self.stdout_path = tmp_path / "up.stdout"
         self.stderr_path = tmp_path / "up.stderr"
         self.proc = None

@@ -65,14 +65,16 @@ struct TransportConfig {
   bool operator==(const TransportConfig&) const = default;
 };
 
-// [kv]: the kv-node's partitions (src/kv). The arena and the key/value limits
-// must fit together (kv::Partition::CheckOptions; the kv-node checks at start):
-// an arena's largest slot is min(arena / 4, 64 MiB).
+// [kv]: the kv-node's partitions (src/kv).
 struct KvConfig {
   // Partitions (threads, ports node.port + 0..n-1) per node, 1..256. Default: 2.
   uint32_t partitions_per_node = 2;
-  // Registered version store of each partition, 1MiB..1TiB. Default: 64MiB.
+  // First extent of each partition's version store, 1MiB..1TiB; the store
+  // grows by more extents (kv/arena.h). Default: 64MiB.
   uint64_t arena_bytes = 64 * kMiB;
+  // Bytes one node's versions may use (all partitions), 0 = no limit.
+  // Default: 0.
+  uint64_t maxmemory = 0;
   // Milliseconds a superseded version stays readable by ts, 0..3600000: long
   // enough for any read's repair round, short enough that a write-heavy load
   // does not fill the arena with old versions. Default: 1000.

@@ -113,11 +113,19 @@ const Setting<ClusterConfig> kClusterSettings[] = {
     {.key = "kv.arena_bytes",
      .kind = Kind::kSize,
      .field = RAMPART_FIELD(ClusterConfig, kv.arena_bytes),
-     .doc = "Registered version store of each partition. Its largest slot is min(arena / 4, "
-            "64MiB) and must hold a version of `max_key_bytes` + `max_value_bytes` + 64KiB of "
-            "metadata (checked when a kv-node starts).",
+     .doc = "First extent of each partition's version store (registered memory, backed only "
+            "where slots are written). The store grows by further extents as it fills — each "
+            "as large as the store so far, at most 1GiB — up to `kv.maxmemory`.",
      .min = kMiB,
      .max = 1024 * kGiB},
+    {.key = "kv.maxmemory",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(ClusterConfig, kv.maxmemory),
+     .doc = "Memory the versions of one kv-node (all its partitions) may use; beyond it writes "
+            "get Redis's `-OOM command not allowed when used memory > 'maxmemory'.` (deletes "
+            "still run). 0: no limit, as in Redis.",
+     .min = 0,
+     .max = uint64_t{1} << 50},
     {.key = "kv.grace_ms",
      .kind = Kind::kInteger,
      .field = RAMPART_FIELD(ClusterConfig, kv.grace_ms),

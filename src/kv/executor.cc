@@ -173,19 +173,30 @@ struct PartitionExecutor::Impl {
       std::vector<LockGrant> grants = locks.ReleaseAll(u->txn, now);
       w.Ok(h.type, h.partition, h.request_id);
       OnGrants(grants, now, out);
-    } else if (std::holds_alternative<wire::DescribeRequest>(req.body)) {
-      if (arena_descriptor.empty()) {
+    } else if (const auto* d = std::get_if<wire::DescribeRequest>(&req.body)) {
+      if (!describe) {
         return error(NotSupported("partition ", id,
                                   " does not expose its arena (the tcp transport has no "
                                   "one-sided reads); use get mode rpc or ring"));
       }
+      const Arena& arena = partition.arena();
+      if (d->extent >= arena.extent_count()) {
+        return error(NotFound("partition ", id, " has no arena extent ", d->extent, " (it has ",
+                              arena.extent_count(), ")"));
+      }
+      Result<std::vector<std::byte>> descriptor = describe(d->extent);
+      if (!descriptor.ok()) return error(descriptor.status());
       w.Arena(h.partition, h.request_id,
-              wire::ArenaInfo{partition.arena().size(),
-                              std::string_view(reinterpret_cast<const char*>(
-                                                   arena_descriptor.data()),
-                                               arena_descriptor.size())});
+              wire::ArenaInfo{arena.extent(d->extent).size(),
+                              std::string_view(reinterpret_cast<const char*>(descriptor->data()),
+                                               descriptor->size())});
     } else if (std::holds_alternative<wire::CountRequest>(req.body)) {
       w.Count(h.partition, h.request_id, partition.LiveKeys());
+    } else if (std::holds_alternative<wire::StatsRequest>(req.body)) {
+      const PartitionStats st = partition.Stats();
+      w.Stats(h.partition, h.request_id,
+              wire::PartitionStatsInfo{partition.LiveKeys(), st.versions, st.arena.page_bytes,
+                                       st.arena.reserved_bytes});
     } else if (std::holds_alternative<wire::FlushRequest>(req.body)) {
       partition.Flush();
       w.Ok(h.type, h.partition, h.request_id);
@@ -264,7 +275,7 @@ struct PartitionExecutor::Impl {
   Partition partition;
   LockTable locks;
   std::unordered_map<uint64_t, WaitingLock> waiting;  // txn -> its waiting LOCK request
-  std::vector<std::byte> arena_descriptor;            // empty: not exposed
+  DescribeExtent describe;                            // empty: not exposed
 };
 
 PartitionExecutor::PartitionExecutor(uint32_t partition, std::span<std::byte> arena,
@@ -288,8 +299,8 @@ std::vector<OutgoingReply> PartitionExecutor::ConnectionClosed(
   return impl_->ConnectionClosed(id, now);
 }
 
-void PartitionExecutor::ExposeArena(std::vector<std::byte> descriptor) {
-  impl_->arena_descriptor = std::move(descriptor);
+void PartitionExecutor::ExposeArena(DescribeExtent describe) {
+  impl_->describe = std::move(describe);
 }
 
 const Partition& PartitionExecutor::partition() const { return impl_->partition; }

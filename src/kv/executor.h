@@ -12,17 +12,18 @@
 //         reply comes when granted, possibly while executing another client's
 //         UNLOCK —, then GET / PREPARE(kFlagCommitNow), then UNLOCK(txn).
 //   none  PREPARE(kFlagCommitNow) and GET, nothing else.
-// DESCRIBE answers with the arena's transport descriptor (ExposeArena), so a
-// GET* client can read slots one-sidedly; NotSupported until one is set (the
-// tcp transport exposes no memory).
-// COUNT answers Partition::LiveKeys(); FLUSH runs Partition::Flush() (locks
-// are left alone) and answers OK.
+// DESCRIBE answers with the transport descriptor of one extent of the arena
+// (ExposeArena), so a GET* client can read slots one-sidedly; NotSupported
+// until a describer is set (the tcp transport exposes no memory).
+// COUNT answers Partition::LiveKeys(); STATS the keys, versions and arena
+// memory; FLUSH runs Partition::Flush() (locks are left alone) and answers OK.
 //
 // Thread-safety: one thread (the partition's) owns an executor.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -74,9 +75,10 @@ class PartitionExecutor {
   // connections).
   std::vector<OutgoingReply> ConnectionClosed(ConnectionId id, std::chrono::steady_clock::time_point now);
 
-  // What DESCRIBE answers from now on: the registered arena's
-  // transport::MemoryRegion::Descriptor().
-  void ExposeArena(std::vector<std::byte> descriptor);
+  // What DESCRIBE answers from now on: the transport::MemoryRegion::
+  // Descriptor() of arena extent `extent` (< partition().arena().extent_count()).
+  using DescribeExtent = std::function<Result<std::vector<std::byte>>(uint32_t extent)>;
+  void ExposeArena(DescribeExtent describe);
 
   const Partition& partition() const;
 

@@ -302,20 +302,43 @@ TEST_F(ExecutorTest, KeyOverTheLimitIsRefused) {
   EXPECT_FALSE(r.ok());
 }
 
-TEST_F(ExecutorTest, DescribeAnswersTheExposedArena) {
-  std::vector<std::byte> req;
-  wire::RequestWriter(&req).Describe(kPartition, 9);
-  wire::Reply r = One(req);
+TEST_F(ExecutorTest, DescribeAnswersTheExposedExtents) {
+  auto describe = [&](uint32_t extent) {
+    std::vector<std::byte> req;
+    wire::RequestWriter(&req).Describe(kPartition, 9, extent);
+    return One(req);
+  };
+  wire::Reply r = describe(0);
   EXPECT_EQ(r.header.status, StatusCode::kNotSupported);  // nothing exposed (tcp)
   EXPECT_NE(r.error.find("get mode rpc or ring"), std::string_view::npos) << r.error;
 
-  const std::vector<std::byte> descriptor = {std::byte{1}, std::byte{2}, std::byte{3}};
-  exec_.ExposeArena(descriptor);
-  r = One(req);
+  std::vector<uint32_t> asked;
+  exec_.ExposeArena([&](uint32_t extent) -> Result<std::vector<std::byte>> {
+    asked.push_back(extent);
+    return std::vector<std::byte>{std::byte{1}, std::byte{2}, std::byte(extent)};
+  });
+  r = describe(0);
   ASSERT_TRUE(r.ok()) << r.ToStatus().ToString();
   EXPECT_EQ(r.header.type, static_cast<uint8_t>(MsgType::kDescribe));
-  EXPECT_EQ(r.arena.arena_bytes, 8u << 20);
-  EXPECT_EQ(r.arena.descriptor, std::string_view("\x01\x02\x03", 3));
+  EXPECT_EQ(r.arena.extent_bytes, 8u << 20);
+  EXPECT_EQ(r.arena.descriptor, std::string_view("\x01\x02\x00", 3));
+  // An extent the arena does not have is not asked for.
+  r = describe(1);
+  EXPECT_EQ(r.header.status, StatusCode::kNotFound);
+  EXPECT_NE(r.error.find("has no arena extent 1"), std::string_view::npos) << r.error;
+  EXPECT_EQ(asked, std::vector<uint32_t>{0});
+}
+
+TEST_F(ExecutorTest, StatsAnswerKeysVersionsAndMemory) {
+  ASSERT_TRUE(One(Prepare(1, 10, {{"a", "1"}, {"b", std::string(100000, 'v')}}, wire::kFlagCommitNow)).ok());
+  std::vector<std::byte> req;
+  wire::RequestWriter(&req).Stats(kPartition, 4);
+  wire::Reply r = One(req);
+  ASSERT_TRUE(r.ok()) << r.ToStatus().ToString();
+  EXPECT_EQ(r.stats.keys, 2u);
+  EXPECT_EQ(r.stats.versions, 2u);
+  EXPECT_GE(r.stats.used_bytes, 100000u);
+  EXPECT_EQ(r.stats.reserved_bytes, 8u << 20);
 }
 
 TEST_F(ExecutorTest, CountAnswersLiveKeysAndFlushDropsEverything) {

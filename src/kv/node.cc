@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -29,6 +30,37 @@ struct PendingSend {
   transport::IoSlice slice{};
 };
 
+// A partition's arena extents as registered memory of its thread's fabric:
+// the first allocated at start-up, more whenever the arena grows. DESCRIBE
+// answers from here. Lives on the partition thread; outlives the executor and
+// goes before the fabric.
+class RegisteredExtents : public ExtentSource {
+ public:
+  explicit RegisteredExtents(transport::Fabric& fabric) : fabric_(fabric) {}
+
+  Result<std::span<std::byte>> NewExtent(uint64_t bytes) override {
+    RAMPART_ASSIGN_OR_RETURN(transport::MemoryRegion region, fabric_.Allocate(bytes));
+    std::span<std::byte> memory(region.data(), bytes);
+    regions_.push_back(std::move(region));
+    descriptors_.emplace_back();
+    return memory;
+  }
+
+  // Extent `index`'s descriptor, made once. REQUIRES: index < extents made.
+  Result<std::vector<std::byte>> Describe(uint32_t index) {
+    std::vector<std::byte>& d = descriptors_[index];
+    if (d.empty()) {
+      RAMPART_ASSIGN_OR_RETURN(d, regions_[index].Descriptor());
+    }
+    return d;
+  }
+
+ private:
+  transport::Fabric& fabric_;
+  std::deque<transport::MemoryRegion> regions_;
+  std::deque<std::vector<std::byte>> descriptors_;
+};
+
 }  // namespace
 
 Result<ExecutorOptions> ExecutorOptionsFromConfig(const ClusterConfig& config) {
@@ -40,8 +72,8 @@ Result<ExecutorOptions> ExecutorOptionsFromConfig(const ClusterConfig& config) {
   o.partition.max_value_bytes = kv.max_value_bytes;
   o.lock_timeout = std::chrono::milliseconds(kv.lock_timeout_ms);
   o.max_message_bytes = config.transport.max_message_size;
-  if (Status st = Partition::CheckOptions(kv.arena_bytes, o.partition); !st.ok()) {
-    return st.WithContext(StrCat("kv.arena_bytes ", FormatSize(kv.arena_bytes)));
+  if (Status st = Partition::CheckOptions(o.partition); !st.ok()) {
+    return st.WithContext("kv.max_key_bytes and kv.max_value_bytes");
   }
   return o;
 }
@@ -50,8 +82,9 @@ Result<ExecutorOptions> ExecutorOptionsFromConfig(const ClusterConfig& config) {
 struct KvNode::PartitionThread {
   PartitionAddress address;
   transport::FabricOptions fabric_options;
-  ExecutorOptions executor_options;
+  ExecutorOptions executor_options;  // without the arena's source and budget
   uint64_t arena_bytes = 0;
+  std::shared_ptr<MemoryBudget> budget;  // the node's, shared by its partitions
 
   std::atomic<bool> stop{false};
   std::atomic<bool> listening{false};
@@ -146,21 +179,20 @@ struct KvNode::PartitionThread {
     if (!created.ok()) return ReportStart(created.status().WithContext("creating the fabric"));
     std::unique_ptr<transport::Fabric> f = std::move(*created);
     {
-      Result<transport::MemoryRegion> region = f->Allocate(arena_bytes);
-      if (!region.ok()) {
-        return ReportStart(region.status().WithContext(
+      RegisteredExtents extents(*f);
+      Result<std::span<std::byte>> first = extents.NewExtent(
+          (arena_bytes + Arena::kPageBytes - 1) / Arena::kPageBytes * Arena::kPageBytes);
+      if (!first.ok()) {
+        return ReportStart(first.status().WithContext(
             StrCat("allocating the ", FormatSize(arena_bytes), " arena")));
       }
-      s.executor = std::make_unique<PartitionExecutor>(
-          address.partition, std::span<std::byte>(region->data(), region->size()),
-          executor_options);
+      ExecutorOptions options = executor_options;
+      options.partition.arena.grow = &extents;
+      options.partition.arena.budget = budget;
+      s.executor = std::make_unique<PartitionExecutor>(address.partition, *first, options);
       if (f->backend() == transport::Backend::kUcx) {
-        // GET* clients import the arena through DESCRIBE.
-        Result<std::vector<std::byte>> descriptor = region->Descriptor();
-        if (!descriptor.ok()) {
-          return ReportStart(descriptor.status().WithContext("describing the arena"));
-        }
-        s.executor->ExposeArena(std::move(*descriptor));
+        // GET* clients import the arena's extents through DESCRIBE.
+        s.executor->ExposeArena([&extents](uint32_t extent) { return extents.Describe(extent); });
       }
       f->SetAcceptHandler([&s](std::shared_ptr<transport::Endpoint> ep) { IdOf(s, ep); });
       f->SetChannelHandler([this, &s](std::shared_ptr<transport::Channel> channel) {
@@ -222,7 +254,7 @@ struct KvNode::PartitionThread {
       s.endpoints.clear();
       s.ids.clear();
       s.executor.reset();
-    }  // the region goes before the fabric
+    }  // the extents go before the fabric
     std::lock_guard<std::mutex> lock(mu);
     fabric = nullptr;
   }
@@ -255,6 +287,7 @@ Result<std::unique_ptr<KvNode>> KvNode::Start(const ClusterConfig& config, uint3
 
   std::unique_ptr<KvNode> node(new KvNode());
   node->node_id_ = node_id;
+  auto budget = std::make_shared<MemoryBudget>(config.kv.maxmemory);
   node->backend_ = backend;
   for (uint32_t p : placement.PartitionsOfNode(node_id)) {
     node->partitions_.push_back(placement.Address(p));
@@ -267,6 +300,7 @@ Result<std::unique_ptr<KvNode>> KvNode::Start(const ClusterConfig& config, uint3
     t->fabric_options = transport::FabricOptionsFromConfig(config.transport);
     t->executor_options = executor_options;
     t->arena_bytes = config.kv.arena_bytes;
+    t->budget = budget;
     PartitionThread* raw = t.get();
     t->thread = std::thread([raw] { raw->Run(); });
     node->threads_.push_back(std::move(t));

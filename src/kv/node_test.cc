@@ -168,11 +168,11 @@ TEST(KvNodeStartTest, UnknownNodeAndBadKvSettingsAreErrors) {
   ASSERT_FALSE(node.ok());
   EXPECT_EQ(node.status().code(), StatusCode::kNotFound);
 
-  config.kv.arena_bytes = 1 << 20;  // too small for a 1 MiB value
+  config.kv.max_value_bytes = 64 << 20;  // with the key and metadata over the 64 MiB slot
   node = KvNode::Start(config, 0);
   ASSERT_FALSE(node.ok());
   EXPECT_EQ(node.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(node.status().message().find("kv.arena_bytes"), std::string_view::npos)
+  EXPECT_NE(node.status().message().find("kv.max_value_bytes"), std::string_view::npos)
       << node.status().ToString();
 }
 

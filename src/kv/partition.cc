@@ -7,24 +7,18 @@
 namespace rampart::kv {
 
 Partition::Partition(std::span<std::byte> arena, PartitionOptions options)
-    : options_(options), arena_(arena) {}
+    : options_(options), arena_(arena, options.arena) {}
 
-Status Partition::CheckOptions(uint64_t arena_bytes, const PartitionOptions& options) {
-  if (arena_bytes < Arena::kMinArenaBytes) {
-    return InvalidArgument("arena of ", arena_bytes, " bytes is below the minimum of ",
-                           Arena::kMinArenaBytes);
-  }
+Status Partition::CheckOptions(const PartitionOptions& options) {
+  if (options.max_key_bytes == 0) return InvalidArgument("max_key_bytes must be at least 1");
   constexpr uint64_t kMetadataAllowance = 64 << 10;
   const uint64_t need = SlotBytes(options.max_key_bytes, options.max_value_bytes, kMetadataAllowance);
-  const uint64_t max_slot = Arena::MaxSlotBytesFor(arena_bytes);
-  if (need > max_slot) {
+  if (need > Arena::kMaxSlotCap) {
     return InvalidArgument("max_key_bytes ", options.max_key_bytes, " + max_value_bytes ",
                            options.max_value_bytes, " (+ 64 KiB metadata) need a ", need,
-                           "-byte slot, but an arena of ", arena_bytes,
-                           " bytes has slots of at most ", max_slot,
-                           " bytes (min(arena / 4, 64 MiB)); grow the arena or lower the limits");
+                           "-byte slot, but the arena's slots hold at most ", Arena::kMaxSlotCap,
+                           " bytes; lower the limits");
   }
-  if (options.max_key_bytes == 0) return InvalidArgument("max_key_bytes must be at least 1");
   return Status::Ok();
 }
 
@@ -78,7 +72,8 @@ Status Partition::Prepare(uint64_t ts, std::span<const PrepareItem> items,
     if (entry != nullptr && entry->second.versions.contains(ts)) continue;  // re-prepare
     const std::string_view value = item.tombstone ? std::string_view() : item.value;
     Result<SlotRef> ref =
-        arena_.Allocate(SlotBytes(item.key.size(), value.size(), item.metadata.size()));
+        arena_.Allocate(SlotBytes(item.key.size(), value.size(), item.metadata.size()),
+                        item.tombstone ? Budget::kExempt : Budget::kEnforce);
     if (!ref.ok()) {
       for (const Written& w : written) arena_.Free(w.slot);
       return ref.status().WithContext(

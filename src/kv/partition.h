@@ -90,6 +90,10 @@ struct PartitionOptions {
 
   // Largest value accepted by Prepare. Default: 1 MiB.
   uint64_t max_value_bytes = uint64_t{1} << 20;
+
+  // How the arena grows beyond its first extent and what limits it
+  // (kv/arena.h). Default: it does not grow, no budget.
+  ArenaOptions arena;
 };
 
 // One key's write in a PREPARE. Views: the caller keeps the bytes alive
@@ -133,16 +137,18 @@ struct PartitionStats {
 
 class Partition {
  public:
-  // REQUIRES: as for Arena (64-byte aligned, at least 256 bytes).
-  // CheckOptions(arena.size(), options) is OK (otherwise the largest
-  // versions the options allow are refused by Prepare).
+  // `arena` is the arena's first extent. REQUIRES: as for Arena (page-aligned,
+  // at least Arena::kMinArenaBytes). CheckOptions(options) is OK (otherwise
+  // the largest versions the options allow are refused by Prepare; so are
+  // versions larger than a fixed arena's — one without options.arena.grow —
+  // largest slot).
   Partition(std::span<std::byte> arena, PartitionOptions options);
 
-  // InvalidArgument unless an arena of `arena_bytes` bytes can hold a version
-  // with a max_key_bytes key and a max_value_bytes value (plus 64 KiB of
-  // sibling metadata): the arena's largest slot is min(arena / 4, 64 MiB).
-  // Call before constructing a Partition from configuration.
-  static Status CheckOptions(uint64_t arena_bytes, const PartitionOptions& options);
+  // InvalidArgument unless a growing arena can hold a version with a
+  // max_key_bytes key and a max_value_bytes value (plus 64 KiB of sibling
+  // metadata): its largest slot is Arena::kMaxSlotCap (64 MiB). Call before
+  // constructing a Partition from configuration.
+  static Status CheckOptions(const PartitionOptions& options);
 
   Partition(const Partition&) = delete;
   Partition& operator=(const Partition&) = delete;
@@ -153,7 +159,9 @@ class Partition {
   // nothing else is touched.
   //   InvalidArgument: empty or too long key, too long value, a key twice in
   //     `items`, ts 0, or a slot larger than the arena's maximum slot.
-  //   ResourceExhausted: the arena is full ("arena full: ...").
+  //   ResourceExhausted: no memory for a slot: the node's kv.maxmemory is
+  //     reached (kOutOfMemory; tombstones are exempt) or the arena cannot
+  //     grow (kv/arena.h).
   Status Prepare(uint64_t ts, std::span<const PrepareItem> items, Clock::time_point now);
 
   // Commits every version prepared under `ts` here. For each key: COMMITTED is
@@ -193,7 +201,8 @@ class Partition {
 
   PartitionStats Stats() const;
   const PartitionOptions& options() const { return options_; }
-  // The arena's memory, for registration and for tests that read slots.
+  // The arena: its extents (for registration and DESCRIBE) and, in tests,
+  // the slots.
   const Arena& arena() const { return arena_; }
 
  private:

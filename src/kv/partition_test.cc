@@ -409,13 +409,58 @@ TEST_F(PartitionTest, AddressCachedBeforeAFlushIsRefused) {
 
 TEST(PartitionOptionsTest, CheckOptionsWantsTheLargestVersionToFit) {
   PartitionOptions o;  // 1 KiB keys, 1 MiB values
-  EXPECT_TRUE(Partition::CheckOptions(8 << 20, o).ok());
-  Status st = Partition::CheckOptions(4 << 20, o);  // max slot 1 MiB
+  EXPECT_TRUE(Partition::CheckOptions(o).ok());
+  o.max_value_bytes = 63 << 20;
+  EXPECT_TRUE(Partition::CheckOptions(o).ok());
+  o.max_value_bytes = 64 << 20;  // + key + 64 KiB metadata: over the 64 MiB slot
+  Status st = Partition::CheckOptions(o);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("max_value_bytes"), std::string_view::npos) << st.ToString();
-  o.max_value_bytes = 100 << 20;
-  EXPECT_FALSE(Partition::CheckOptions(uint64_t{1} << 30, o).ok());  // over 64 MiB slots
-  EXPECT_FALSE(Partition::CheckOptions(100, PartitionOptions{}).ok());
+  o = PartitionOptions{};
+  o.max_key_bytes = 0;
+  EXPECT_FALSE(Partition::CheckOptions(o).ok());
+}
+
+TEST(PartitionGrowthTest, AGrowingPartitionTakesMoreThanItsFirstExtent) {
+  Region first(1 << 20);
+  TestExtents source;
+  PartitionOptions o;
+  o.arena.grow = &source;
+  o.grace_period = Clock::duration::zero();
+  Partition p(first.span(), o);
+  const std::string value(200000, 'v');
+  for (uint64_t ts = 1; ts <= 40; ++ts) {  // 40 keys of 200 KB: 8 MB
+    const std::string key = "k" + std::to_string(ts);
+    std::vector<PrepareItem> items = {{key, value, "", false}};
+    ASSERT_TRUE(p.Prepare(ts, items, Clock::now()).ok()) << ts;
+    ASSERT_TRUE(p.Commit(ts, Clock::now()).ok());
+  }
+  EXPECT_GE(p.arena().extent_count(), 4u);
+  for (uint64_t ts = 1; ts <= 40; ++ts) {
+    auto v = p.Get("k" + std::to_string(ts));
+    ASSERT_TRUE(v.has_value());
+    EXPECT_EQ(v->value, value);
+  }
+}
+
+TEST(PartitionGrowthTest, MaxmemoryRefusesWritesButNotDeletes) {
+  Region first(8 << 20);
+  PartitionOptions o;
+  o.arena.budget = std::make_shared<MemoryBudget>(1 << 20);
+  Partition p(first.span(), o);
+  const std::string value(100000, 'v');
+  Status refused;
+  uint64_t ts = 1;
+  for (; ts < 100 && refused.ok(); ++ts) {
+    const std::string key = "k" + std::to_string(ts);
+    std::vector<PrepareItem> items = {{key, value, "", false}};
+    refused = p.Prepare(ts, items, Clock::now());
+    if (refused.ok()) ASSERT_TRUE(p.Commit(ts, Clock::now()).ok());
+  }
+  EXPECT_EQ(refused.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.message().find(kOutOfMemory), std::string_view::npos) << refused.ToString();
+  std::vector<PrepareItem> del = {{"k1", "", "", true}};
+  EXPECT_TRUE(p.Prepare(ts, del, Clock::now()).ok());
 }
 
 TEST_F(PartitionTest, LimitsAreInvalidArgument) {
@@ -474,7 +519,7 @@ TEST_F(SmallPartitionTest, ArenaFullFailsPrepareAndKeepsCommittedData) {
 }
 
 TEST_F(SmallPartitionTest, PartlyFittingPrepareRollsBackItsOwnSlots) {
-  // 256 KiB arena: max slot 64 KiB. Three committed 60 KB values, then a
+  // 256 KiB fixed arena. Three committed 60 KB values, then a
   // prepare whose small items fit but whose second large item does not.
   const std::string big(60000, 'b');
   ASSERT_TRUE(Put(1, {Item("a", big), Item("b", big), Item("c", big)}).ok());
@@ -491,7 +536,7 @@ TEST_F(SmallPartitionTest, PartlyFittingPrepareRollsBackItsOwnSlots) {
   EXPECT_EQ(after.versions, before.versions);
   EXPECT_EQ(after.keys, before.keys);
   EXPECT_EQ(after.pending_txns, 0u);
-  EXPECT_GT(after.arena.free_bytes, before.arena.free_bytes);  // slots were taken, then freed
+  EXPECT_GT(after.arena.allocations, before.arena.allocations);  // slots were taken, then freed
   EXPECT_FALSE(p_.GetByTs("x0", 2).has_value());
   EXPECT_FALSE(p_.GetByTs("a", 2).has_value());
   for (const char* k : {"a", "b", "c"}) {

@@ -210,6 +210,7 @@ std::string_view MsgTypeName(MsgType type) {
     case MsgType::kDescribe: return "DESCRIBE";
     case MsgType::kCount: return "COUNT";
     case MsgType::kFlush: return "FLUSH";
+    case MsgType::kStats: return "STATS";
   }
   return "UNKNOWN";
 }
@@ -296,8 +297,10 @@ void RequestWriter::Unlock(uint16_t partition, uint64_t request_id, uint64_t txn
   End(at);
 }
 
-void RequestWriter::Describe(uint16_t partition, uint64_t request_id) {
-  End(BeginRequest(MsgType::kDescribe, 0, partition, request_id));
+void RequestWriter::Describe(uint16_t partition, uint64_t request_id, uint32_t extent) {
+  size_t at = BeginRequest(MsgType::kDescribe, 0, partition, request_id);
+  Put32(out_, extent);
+  End(at);
 }
 
 void RequestWriter::Count(uint16_t partition, uint64_t request_id) {
@@ -306,6 +309,10 @@ void RequestWriter::Count(uint16_t partition, uint64_t request_id) {
 
 void RequestWriter::Flush(uint16_t partition, uint64_t request_id) {
   End(BeginRequest(MsgType::kFlush, 0, partition, request_id));
+}
+
+void RequestWriter::Stats(uint16_t partition, uint64_t request_id) {
+  End(BeginRequest(MsgType::kStats, 0, partition, request_id));
 }
 
 // ---- framing ------------------------------------------------------------------
@@ -518,13 +525,16 @@ Result<Request> DecodeRequest(const RequestFrame& frame, const ProtocolLimits& l
       st = r.U64(&req.body.emplace<UnlockRequest>().txn, Field("txn"));
       break;
     case MsgType::kDescribe:
-      req.body.emplace<DescribeRequest>();
+      st = r.U32(&req.body.emplace<DescribeRequest>().extent, Field("extent"));
       break;
     case MsgType::kCount:
       req.body.emplace<CountRequest>();
       break;
     case MsgType::kFlush:
       req.body.emplace<FlushRequest>();
+      break;
+    case MsgType::kStats:
+      req.body.emplace<StatsRequest>();
       break;
   }
   RAMPART_RETURN_IF_ERROR(st);
@@ -585,7 +595,7 @@ void ReplyWriter::GetResults(MsgType type, uint16_t partition, uint64_t request_
 void ReplyWriter::Arena(uint16_t partition, uint64_t request_id, const ArenaInfo& arena) {
   size_t at = BeginReply(static_cast<uint8_t>(MsgType::kDescribe), StatusCode::kOk, partition,
                     request_id);
-  Put64(out_, arena.arena_bytes);
+  Put64(out_, arena.extent_bytes);
   PutString(out_, arena.descriptor);
   End(at);
 }
@@ -594,6 +604,16 @@ void ReplyWriter::Count(uint16_t partition, uint64_t request_id, uint64_t keys) 
   size_t at = BeginReply(static_cast<uint8_t>(MsgType::kCount), StatusCode::kOk, partition,
                          request_id);
   Put64(out_, keys);
+  End(at);
+}
+
+void ReplyWriter::Stats(uint16_t partition, uint64_t request_id, const PartitionStatsInfo& stats) {
+  size_t at = BeginReply(static_cast<uint8_t>(MsgType::kStats), StatusCode::kOk, partition,
+                         request_id);
+  Put64(out_, stats.keys);
+  Put64(out_, stats.versions);
+  Put64(out_, stats.used_bytes);
+  Put64(out_, stats.reserved_bytes);
   End(at);
 }
 
@@ -662,11 +682,17 @@ Result<Reply> DecodeReply(const ReplyFrame& frame, const ProtocolLimits& limits)
              type == static_cast<uint8_t>(MsgType::kGetByTs)) {
     RAMPART_RETURN_IF_ERROR(DecodeGetResults(r, &reply.results));
   } else if (type == static_cast<uint8_t>(MsgType::kDescribe)) {
-    RAMPART_RETURN_IF_ERROR(r.U64(&reply.arena.arena_bytes, Field("arena bytes")));
+    RAMPART_RETURN_IF_ERROR(r.U64(&reply.arena.extent_bytes, Field("extent bytes")));
     RAMPART_RETURN_IF_ERROR(r.String(&reply.arena.descriptor, kMaxDescriptorBytes,
                                      "kMaxDescriptorBytes", Field("arena descriptor")));
   } else if (type == static_cast<uint8_t>(MsgType::kCount)) {
     RAMPART_RETURN_IF_ERROR(r.U64(&reply.count, Field("key count")));
+  } else if (type == static_cast<uint8_t>(MsgType::kStats)) {
+    PartitionStatsInfo& st = reply.stats;
+    RAMPART_RETURN_IF_ERROR(r.U64(&st.keys, Field("key count")));
+    RAMPART_RETURN_IF_ERROR(r.U64(&st.versions, Field("version count")));
+    RAMPART_RETURN_IF_ERROR(r.U64(&st.used_bytes, Field("used bytes")));
+    RAMPART_RETURN_IF_ERROR(r.U64(&st.reserved_bytes, Field("reserved bytes")));
   }
   RAMPART_RETURN_IF_ERROR(r.Finish());
   return reply;

@@ -12,8 +12,9 @@
 // {u8 type, u8 status, u16 partition, u32 body_len, u64 request_id}).
 //
 // Request types: PREPARE, COMMIT, GET, GET_BY_TS, LOCK, UNLOCK, DESCRIBE (the
-// partition's arena descriptor, for one-sided GET* reads), COUNT (live keys)
-// and FLUSH (drop every version; the proxy's DBSIZE and FLUSHDB). There is no
+// descriptor of one extent of the partition's arena, for one-sided GET*
+// reads), COUNT (live keys), FLUSH (drop every version; the proxy's DBSIZE and
+// FLUSHDB) and STATS (keys and memory; the proxy's INFO memory). There is no
 // separate PUT: isolation `none` and the writes of `s2pl` send PREPARE with
 // kFlagCommitNow, which prepares and commits in one step (one round trip, and
 // one write path in the version store).
@@ -62,8 +63,9 @@ enum class MsgType : uint8_t {
   kDescribe = 7,
   kCount = 8,
   kFlush = 9,
+  kStats = 10,
 };
-inline constexpr uint8_t kMaxMsgType = 9;
+inline constexpr uint8_t kMaxMsgType = 10;
 // "PREPARE", ..., "UNKNOWN" for values outside the enum.
 std::string_view MsgTypeName(MsgType type);
 
@@ -209,18 +211,22 @@ struct LockRequest {
 struct UnlockRequest {
   uint64_t txn = 0;
 };
-// Asks for the partition's arena descriptor (empty body).
-struct DescribeRequest {};
+// Asks for the descriptor of one extent of the partition's arena.
+struct DescribeRequest {
+  uint32_t extent = 0;
+};
 // Asks how many keys of the partition are live: their latest committed
 // version is not a tombstone (empty body; the reply carries a u64).
 struct CountRequest {};
 // Drops every version of the partition, committed and prepared (empty body).
 struct FlushRequest {};
+// Asks for the partition's key count and memory (empty body).
+struct StatsRequest {};
 
 struct Request {
   RequestHeader header;
   std::variant<PrepareRequest, CommitRequest, GetRequest, GetByTsRequest, LockRequest,
-               UnlockRequest, DescribeRequest, CountRequest, FlushRequest>
+               UnlockRequest, DescribeRequest, CountRequest, FlushRequest, StatsRequest>
       body;
 };
 
@@ -264,9 +270,10 @@ class RequestWriter : public FrameWriter {
   void Lock(uint16_t partition, uint64_t request_id, uint64_t txn,
             std::span<const LockKey> keys);
   void Unlock(uint16_t partition, uint64_t request_id, uint64_t txn);
-  void Describe(uint16_t partition, uint64_t request_id);
+  void Describe(uint16_t partition, uint64_t request_id, uint32_t extent);
   void Count(uint16_t partition, uint64_t request_id);
   void Flush(uint16_t partition, uint64_t request_id);
+  void Stats(uint16_t partition, uint64_t request_id);
 
  private:
   size_t BeginRequest(MsgType type, uint8_t flags, uint16_t partition, uint64_t request_id) {
@@ -297,7 +304,9 @@ Result<std::vector<Request>> DecodeRequests(std::span<const std::byte> message,
 // Where a version lives in the node's arena: what a one-sided (GET*) reader
 // reads later and checks against the gen.
 struct SlotAddress {
-  uint64_t offset = 0;
+  uint64_t offset = 0;  // the arena address: extent << 40 | offset in the extent
+  uint32_t extent() const { return static_cast<uint32_t>(offset >> 40); }
+  uint64_t extent_offset() const { return offset & ((uint64_t{1} << 40) - 1); }
   uint32_t bytes = 0;
   uint32_t gen = 0;
   friend bool operator==(const SlotAddress&, const SlotAddress&) = default;
@@ -329,11 +338,20 @@ struct ReplyHeader {
   uint64_t request_id = 0;
 };
 
-// An OK DESCRIBE reply: how a client reaches the partition's arena.
+// An OK DESCRIBE reply: how a client reaches one extent of the partition's
+// arena (the addresses extent << kv::Arena::kExtentShift ...).
 struct ArenaInfo {
-  uint64_t arena_bytes = 0;
-  // transport::MemoryRegion::Descriptor() of the arena, for Endpoint::Import.
+  uint64_t extent_bytes = 0;
+  // transport::MemoryRegion::Descriptor() of the extent, for Endpoint::Import.
   std::string_view descriptor;
+};
+
+// An OK STATS reply.
+struct PartitionStatsInfo {
+  uint64_t keys = 0;            // live keys (as COUNT)
+  uint64_t versions = 0;        // prepared + committed versions held
+  uint64_t used_bytes = 0;      // arena pages in use (slabs and large slots)
+  uint64_t reserved_bytes = 0;  // arena extents registered
 };
 
 struct Reply {
@@ -342,6 +360,7 @@ struct Reply {
   std::vector<GetResult> results;  // OK GET / GET_BY_TS
   ArenaInfo arena;                 // OK DESCRIBE
   uint64_t count = 0;              // OK COUNT: the partition's live keys
+  PartitionStatsInfo stats;        // OK STATS
   bool ok() const { return header.status == StatusCode::kOk; }
   // OK, or the node's error with its message.
   Status ToStatus() const;
@@ -362,6 +381,8 @@ class ReplyWriter : public FrameWriter {
   void Arena(uint16_t partition, uint64_t request_id, const ArenaInfo& arena);
   // COUNT: `keys` live keys.
   void Count(uint16_t partition, uint64_t request_id, uint64_t keys);
+  // STATS.
+  void Stats(uint16_t partition, uint64_t request_id, const PartitionStatsInfo& stats);
 
  private:
   size_t BeginReply(uint8_t type, StatusCode status, uint16_t partition, uint64_t request_id) {

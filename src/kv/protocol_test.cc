@@ -29,9 +29,10 @@ std::vector<std::byte> SampleRequests(std::string* sib_storage) {
   w.Lock(9, 105, 555, lks);
   w.Unlock(9, 106, 555);
   w.Get(1, 107, {});
-  w.Describe(2, 108);
+  w.Describe(2, 108, 3);
   w.Count(2, 109);
   w.Flush(7, 110);
+  w.Stats(4, 111);
   return msg;
 }
 
@@ -41,7 +42,7 @@ TEST(ProtocolTest, RequestRoundTripEveryType) {
   auto decoded = DecodeRequests(msg, ProtocolLimits());
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   const std::vector<Request>& r = *decoded;
-  ASSERT_EQ(r.size(), 11u);
+  ASSERT_EQ(r.size(), 12u);
   for (size_t i = 0; i < r.size(); ++i) EXPECT_EQ(r[i].header.request_id, 100 + i);
 
   EXPECT_EQ(r[0].header.type, MsgType::kPrepare);
@@ -82,7 +83,7 @@ TEST(ProtocolTest, RequestRoundTripEveryType) {
   EXPECT_EQ(l.keys[1].mode, LockMode::kExclusive);
   EXPECT_EQ(std::get<UnlockRequest>(r[6].body).txn, 555u);
   EXPECT_TRUE(std::get<GetRequest>(r[7].body).keys.empty());
-  EXPECT_TRUE(std::holds_alternative<DescribeRequest>(r[8].body));
+  EXPECT_EQ(std::get<DescribeRequest>(r[8].body).extent, 3u);
   EXPECT_EQ(r[9].header.type, MsgType::kCount);
   EXPECT_EQ(r[9].header.partition, 2);
   EXPECT_EQ(r[9].header.body_len, 0u);
@@ -91,6 +92,10 @@ TEST(ProtocolTest, RequestRoundTripEveryType) {
   EXPECT_EQ(r[10].header.partition, 7);
   EXPECT_EQ(r[10].header.body_len, 0u);
   EXPECT_TRUE(std::holds_alternative<FlushRequest>(r[10].body));
+  EXPECT_EQ(r[11].header.type, MsgType::kStats);
+  EXPECT_EQ(r[11].header.partition, 4);
+  EXPECT_EQ(r[11].header.body_len, 0u);
+  EXPECT_TRUE(std::holds_alternative<StatsRequest>(r[11].body));
 }
 
 TEST(ProtocolTest, ByteLayoutMatchesTheDocs) {
@@ -441,14 +446,19 @@ namespace {
 
 TEST(ProtocolTest, DescribeRoundTripAndTruncation) {
   std::vector<std::byte> req;
-  RequestWriter(&req).Describe(5, 77);
+  RequestWriter(&req).Describe(5, 77, 0x01020304);
   auto decoded = DecodeRequests(req, ProtocolLimits());
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   ASSERT_EQ(decoded->size(), 1u);
   EXPECT_EQ((*decoded)[0].header.type, MsgType::kDescribe);
   EXPECT_EQ((*decoded)[0].header.partition, 5);
-  EXPECT_TRUE(std::holds_alternative<DescribeRequest>((*decoded)[0].body));
+  EXPECT_EQ(std::get<DescribeRequest>((*decoded)[0].body).extent, 0x01020304u);
   EXPECT_EQ(MsgTypeName(MsgType::kDescribe), "DESCRIBE");
+  for (size_t len = 4 + 16; len < req.size(); ++len) {  // a cut extent index
+    std::vector<std::byte> cut(req.begin(), req.begin() + static_cast<long>(len));
+    cut[4 + 4] = std::byte{static_cast<uint8_t>(len - 20)};  // body_len
+    EXPECT_FALSE(DecodeRequests(cut, ProtocolLimits()).ok()) << len;
+  }
 
   const std::string descriptor("\x01\x00rkey-bytes\xff", 13);
   std::vector<std::byte> rep;
@@ -457,15 +467,15 @@ TEST(ProtocolTest, DescribeRoundTripAndTruncation) {
   ASSERT_TRUE(replies.ok()) << replies.status().ToString();
   ASSERT_EQ(replies->size(), 1u);
   EXPECT_TRUE((*replies)[0].ok());
-  EXPECT_EQ((*replies)[0].arena.arena_bytes, 64u << 20);
+  EXPECT_EQ((*replies)[0].arena.extent_bytes, 64u << 20);
   EXPECT_EQ((*replies)[0].arena.descriptor, descriptor);
   for (size_t len = 0; len < rep.size(); ++len) {
     EXPECT_FALSE(DecodeReplies(std::span(rep).first(len), ProtocolLimits()).ok()) << len;
   }
-  // A body on a DESCRIBE request is trailing garbage.
+  // More than the extent index on a DESCRIBE request is trailing garbage.
   std::vector<std::byte> bad = req;
   bad.push_back(std::byte{0});
-  bad[4 + 4] = std::byte{1};  // body_len 1
+  bad[4 + 4] = std::byte{5};  // body_len 5
   auto r = DecodeRequests(bad, ProtocolLimits());
   EXPECT_FALSE(r.ok());
 }
@@ -535,6 +545,22 @@ TEST(ProtocolTest, CountAndFlushLayoutNamesAndTruncation) {
   long_flush[4] = std::byte{static_cast<uint8_t>(MsgType::kFlush)};
   EXPECT_EQ(DecodeReplies(long_flush, ProtocolLimits()).status(),
             Corruption("FLUSH reply (id 9) has 8 trailing bytes after its body"));
+}
+
+TEST(ProtocolTest, StatsReplyRoundTripAndTruncation) {
+  EXPECT_EQ(MsgTypeName(MsgType::kStats), "STATS");
+  std::vector<std::byte> rep;
+  ReplyWriter(&rep).Stats(3, 5, PartitionStatsInfo{7, 9, 4096, 64u << 20});
+  auto replies = DecodeReplies(rep, ProtocolLimits());
+  ASSERT_TRUE(replies.ok()) << replies.status().ToString();
+  const PartitionStatsInfo& st = (*replies)[0].stats;
+  EXPECT_EQ(st.keys, 7u);
+  EXPECT_EQ(st.versions, 9u);
+  EXPECT_EQ(st.used_bytes, 4096u);
+  EXPECT_EQ(st.reserved_bytes, 64u << 20);
+  for (size_t len = 0; len < rep.size(); ++len) {
+    EXPECT_FALSE(DecodeReplies(std::span(rep).first(len), ProtocolLimits()).ok()) << len;
+  }
 }
 
 }  // namespace

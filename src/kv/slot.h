@@ -55,6 +55,11 @@ inline constexpr size_t kSlotAlignment = 8;
 // The crc covers header bytes [0, kSlotCrcCoveredHeader) and then the body.
 inline constexpr size_t kSlotCrcCoveredHeader = kSlotFlagsOffset;
 
+// An arena address (a GET reply's slot offset) is (extent index <<
+// kArenaExtentShift) + the offset in that extent (docs/kv_format.md). Clients
+// depend on this; do not change.
+inline constexpr int kArenaExtentShift = 40;
+
 // Flag bits. Clients depend on these; do not change.
 inline constexpr uint32_t kSlotValid = 1u << 0;      // key's latest committed version
 inline constexpr uint32_t kSlotTombstone = 1u << 1;  // a delete

@@ -89,6 +89,10 @@ class Worker {
   void RunWithFailover(std::vector<txn::BatchTxn>& batch, std::vector<Job*>& owners, bool reads);
   uint32_t ReadPartition(std::string_view key, uint64_t now_ms) const;
   void FailJob(Job& job, const Status& status);
+  // The error line (without '-') for a backend failure: Redis's OOM error when
+  // a kv-node refused a write for kv.maxmemory, "ERR rampart: ..." otherwise.
+  // Counts it in backend_errors.
+  std::string BackendError(const Status& status);
 
   // Commands answered without data (worker_commands.cc).
   void ConnectionCommand(Session& s, const Command& c, std::string& reply);
@@ -97,7 +101,8 @@ class Worker {
   void ClientCommand(Session& s, const Command& c, resp::Writer& out);
   void CommandCommand(const Command& c, resp::Writer& out);
   void ConfigCommand(const Command& c, resp::Writer& out);
-  std::string Info(std::string_view section, std::optional<uint64_t> keys);
+  std::string Info(std::string_view section, std::optional<uint64_t> keys,
+                   const std::optional<txn::StoreStats>& store);
   void FailReply(resp::Writer& out, const Status& status);
 
   SharedState& shared_;

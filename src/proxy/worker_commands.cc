@@ -5,6 +5,7 @@
 
 #include <cctype>
 
+#include "common/size.h"
 #include "proxy/worker.h"
 
 namespace rampart::proxy {
@@ -252,7 +253,7 @@ void Worker::ConfigCommand(const Command& c, resp::Writer& out) {
         {"save", ""},
         {"appendonly", "no"},
         {"databases", "1"},
-        {"maxmemory", "0"},
+        {"maxmemory", std::to_string(shared_.config.kv.maxmemory * shared_.config.nodes.size())},
         {"timeout", "0"},
         {"port", std::to_string(pc.port)},
         {"bind", pc.host},
@@ -310,19 +311,23 @@ void Worker::ServerCommand(Session& s, const Command& c, std::string& reply) {
   // INFO [section ...]
   std::string section = a.size() >= 2 ? Lower(a[1]) : "default";
   std::optional<uint64_t> count;
-  if (section == "default" || section == "all" || section == "everything" || section == "keyspace") {
+  std::optional<txn::StoreStats> store;
+  const bool all = section == "default" || section == "all" || section == "everything";
+  if (all || section == "keyspace") {
     auto n = keys();
     if (n.ok()) count = *n;
   }
-  out.Bulk(Info(section, count));
+  if (all || section == "memory") {
+    auto st = client_->QueryStoreStats();
+    if (st.ok()) store = *st;
+  }
+  out.Bulk(Info(section, count, store));
 }
 
-void Worker::FailReply(resp::Writer& out, const Status& status) {
-  ++shared_.backend_errors;
-  out.Error(StrCat("ERR rampart: ", status.ToString()));
-}
+void Worker::FailReply(resp::Writer& out, const Status& status) { out.Error(BackendError(status)); }
 
-std::string Worker::Info(std::string_view section, std::optional<uint64_t> keys) {
+std::string Worker::Info(std::string_view section, std::optional<uint64_t> keys,
+                         const std::optional<txn::StoreStats>& store) {
   const bool all = section == "default" || section == "all" || section == "everything";
   const ProxyConfig& pc = shared_.config.proxy;
   std::string text;
@@ -353,6 +358,20 @@ std::string Worker::Info(std::string_view section, std::optional<uint64_t> keys)
         "\r\nrampart_lock_waits:", shared_.lock_waits.load(),
         "\r\nrampart_failovers:", shared_.failovers.load(),
         "\r\nrampart_backend_errors:", shared_.backend_errors.load(), "\r\n\r\n");
+  }
+  if (want("memory")) {
+    // Versions on the kv-nodes (all replicas), as the arenas count them:
+    // pages in use; the limit is kv.maxmemory per node.
+    const uint64_t nodes = shared_.config.nodes.size();
+    const uint64_t limit = shared_.config.kv.maxmemory * nodes;
+    text += "# Memory\r\n";
+    if (store.has_value()) {
+      text += StrCat("used_memory:", store->used_bytes, "\r\nused_memory_human:",
+                     FormatSize(store->used_bytes), "\r\nrampart_reserved_memory:",
+                     store->reserved_bytes, "\r\nrampart_versions:", store->versions, "\r\n");
+    }
+    text += StrCat("maxmemory:", limit, "\r\nmaxmemory_human:", FormatSize(limit),
+                   "\r\nmaxmemory_policy:noeviction\r\n\r\n");
   }
   if (want("replication")) text += "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n\r\n";
   if (want("keyspace")) {

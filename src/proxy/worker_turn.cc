@@ -11,6 +11,7 @@
 //    timestamps RunBatch draws in batch order.
 #include <cctype>
 
+#include "kv/memory_budget.h"
 #include "proxy/worker.h"
 
 namespace rampart::proxy {
@@ -242,10 +243,16 @@ void Worker::Turn() {
   for (Job& j : jobs) j.session->out += j.reply;
 }
 
-void Worker::FailJob(Job& job, const Status& status) {
+std::string Worker::BackendError(const Status& status) {
   ++shared_.backend_errors;
-  job.reply = ErrorReply(StrCat("ERR rampart: ", status.ToString()));
+  if (status.code() == StatusCode::kResourceExhausted &&
+      status.message().find(kv::kOutOfMemory) != std::string_view::npos) {
+    return "OOM command not allowed when used memory > 'maxmemory'.";
+  }
+  return StrCat("ERR rampart: ", status.ToString());
 }
+
+void Worker::FailJob(Job& job, const Status& status) { job.reply = ErrorReply(BackendError(status)); }
 
 uint32_t Worker::ReadPartition(std::string_view key, uint64_t now_ms) const {
   const Replicas replicas = shared_.ring.ReplicasOf(key);

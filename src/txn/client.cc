@@ -146,7 +146,7 @@ void Client::Impl::DropConnection(uint32_t partition) {
     link.channel->SetMessageHandler([](std::span<const std::byte>) {});
     link.channel.reset();
   }
-  link.arena = transport::RemoteRegion();
+  link.extents.clear();
   if (link.endpoint) {
     link.endpoint->Close();
     link.endpoint.reset();
@@ -222,6 +222,8 @@ void Client::Impl::OnReply(uint32_t p, std::span<const std::byte> bytes) {
       call.hold = hold;
     } else if (call.type == wire::MsgType::kCount) {
       call.count = reply.count;
+    } else if (call.type == wire::MsgType::kStats) {
+      call.stats = reply.stats;
     }
     call.status = Status::Ok();
   }

@@ -140,6 +140,14 @@ struct BatchTxn {
   int failed_partition = -1;
 };
 
+// The kv-nodes' STATS summed over every partition (kv::wire::PartitionStatsInfo).
+struct StoreStats {
+  uint64_t keys = 0;
+  uint64_t versions = 0;
+  uint64_t used_bytes = 0;      // arena pages in use
+  uint64_t reserved_bytes = 0;  // arena extents registered
+};
+
 class Client {
  public:
   // Creates the Fabric and checks the options. Connections to partitions are
@@ -178,11 +186,13 @@ class Client {
   // Isolation ramp or none (s2pl: every txn fails with InvalidArgument).
   void RunBatch(std::span<BatchTxn> txns, bool coalesce);
 
-  // Whole-store requests to every partition (the proxy's DBSIZE and
+  // Whole-store requests to every partition (the proxy's DBSIZE, INFO and
   // FLUSHALL). CountKeys: the live keys summed over the partitions (a key
-  // with R replicas counts R times). FlushAll: removes every version; not
+  // with R replicas counts R times). QueryStoreStats: keys, versions and
+  // arena memory summed the same way. FlushAll: removes every version; not
   // isolated from transactions running meanwhile.
   Result<uint64_t> CountKeys();
+  Result<StoreStats> QueryStoreStats();
   Status FlushAll();
 
   const ClientOptions& options() const;

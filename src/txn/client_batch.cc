@@ -365,10 +365,10 @@ Status Client::Impl::ToEveryPartition(wire::MsgType type, std::vector<Call>& cal
     req.request_id = id++;
     req.type = type;
     wire::RequestWriter writer(&req.message);
-    if (type == wire::MsgType::kCount) {
-      writer.Count(static_cast<uint16_t>(p), req.request_id);
-    } else {
-      writer.Flush(static_cast<uint16_t>(p), req.request_id);
+    switch (type) {
+      case wire::MsgType::kCount: writer.Count(static_cast<uint16_t>(p), req.request_id); break;
+      case wire::MsgType::kStats: writer.Stats(static_cast<uint16_t>(p), req.request_id); break;
+      default: writer.Flush(static_cast<uint16_t>(p), req.request_id); break;
     }
   }
   return Exchange(reqs, calls, WriteRoute());
@@ -382,6 +382,19 @@ Result<uint64_t> Client::CountKeys() {
   uint64_t keys = 0;
   for (const Call& c : calls) keys += c.count;
   return keys;
+}
+
+Result<StoreStats> Client::QueryStoreStats() {
+  std::vector<Call> calls;
+  RAMPART_RETURN_IF_ERROR(impl_->ToEveryPartition(wire::MsgType::kStats, calls));
+  StoreStats total;
+  for (const Call& c : calls) {
+    total.keys += c.stats.keys;
+    total.versions += c.stats.versions;
+    total.used_bytes += c.stats.used_bytes;
+    total.reserved_bytes += c.stats.reserved_bytes;
+  }
+  return total;
 }
 
 Status Client::FlushAll() {

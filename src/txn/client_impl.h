@@ -36,6 +36,7 @@ struct Call {
   std::vector<kv::wire::GetResult> results;
   kv::wire::ArenaInfo arena;  // DESCRIBE
   uint64_t count = 0;         // COUNT
+  kv::wire::PartitionStatsInfo stats;  // STATS
 };
 
 // Keeps alive the reply messages (or one-sided read buffers) that GET
@@ -60,11 +61,12 @@ class Client::Impl {
 
  private:
   // One partition's connection: the endpoint, its message channel (ring
-  // modes) and the partition's arena as imported for GET*.
+  // modes) and the extents of the partition's arena imported for GET*
+  // (extents[i] invalid: not imported yet).
   struct Link {
     std::shared_ptr<transport::Endpoint> endpoint;
     std::shared_ptr<transport::Channel> channel;
-    transport::RemoteRegion arena;
+    std::vector<transport::RemoteRegion> extents;
     // Bumped whenever the connection is dropped: addresses learnt on an
     // older epoch point into memory that may no longer be the partition's.
     uint64_t epoch = 0;
@@ -149,11 +151,12 @@ class Client::Impl {
   Status ToEveryPartition(kv::wire::MsgType type, std::vector<Call>& calls);
 
  private:
-  // Imports the arena of every partition of `groups` not imported yet on its
-  // current connection (DESCRIBE over the channel).
-  Status ImportArenas(std::span<const internal::PartitionGroup> groups);
-  // The arena of `partition` if it is imported on a live connection.
-  const transport::RemoteRegion* LiveArena(uint32_t partition);
+  // Imports the arena extents `wanted` names that are not imported yet on
+  // their partition's current connection (DESCRIBE over the channel).
+  Status ImportExtents(std::span<const internal::ExtentId> wanted);
+  // Extent `extent` of `partition`'s arena if it is imported on a live
+  // connection.
+  const transport::RemoteRegion* LiveExtent(uint32_t partition, uint32_t extent);
 
   ClientOptions options_;
   kv::Placement placement_;

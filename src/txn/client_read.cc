@@ -32,31 +32,39 @@ struct SlotReads {
 
 }  // namespace
 
-const transport::RemoteRegion* Client::Impl::LiveArena(uint32_t partition) {
+const transport::RemoteRegion* Client::Impl::LiveExtent(uint32_t partition, uint32_t extent) {
   const Link& link = links_[partition];
-  if (!link.endpoint || !link.endpoint->connected() || !link.arena.valid()) return nullptr;
-  return &link.arena;
+  if (!link.endpoint || !link.endpoint->connected() || extent >= link.extents.size() ||
+      !link.extents[extent].valid()) {
+    return nullptr;
+  }
+  return &link.extents[extent];
 }
 
-Status Client::Impl::ImportArenas(std::span<const PartitionGroup> groups) {
-  std::vector<uint32_t> missing;
-  for (const PartitionGroup& g : groups) {
-    if (LiveArena(g.partition) == nullptr) missing.push_back(g.partition);
+Status Client::Impl::ImportExtents(std::span<const internal::ExtentId> wanted) {
+  std::vector<internal::ExtentId> missing;
+  for (const internal::ExtentId& e : wanted) {
+    if (LiveExtent(e.partition, e.extent) == nullptr) missing.push_back(e);
   }
   if (missing.empty()) return Status::Ok();
+  std::sort(missing.begin(), missing.end());
+  missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
   auto reqs = internal::BuildDescribeRequests(missing, TakeIds(missing.size()));
   std::vector<Call> calls;
   RAMPART_RETURN_IF_ERROR(Exchange(reqs, calls, Route::kRing));
-  for (const Call& c : calls) {
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const Call& c = calls[i];
     Link& link = links_[c.partition];
     if (c.epoch != link.epoch || !link.endpoint) continue;  // reconnected meanwhile: next round
     const std::string_view d = c.arena.descriptor;
     auto imported = link.endpoint->Import(
         std::span<const std::byte>(reinterpret_cast<const std::byte*>(d.data()), d.size()));
     if (!imported.ok()) {
-      return imported.status().WithContext(StrCat(Where(c.partition), ": importing the arena"));
+      return imported.status().WithContext(
+          StrCat(Where(c.partition), ": importing arena extent ", missing[i].extent));
     }
-    link.arena = std::move(*imported);
+    if (link.extents.size() <= missing[i].extent) link.extents.resize(missing[i].extent + 1);
+    link.extents[missing[i].extent] = std::move(*imported);
   }
   return Status::Ok();
 }
@@ -100,13 +108,13 @@ Result<std::vector<size_t>> Client::Impl::ReadSlots(std::span<const std::string_
   // reads through a direct pointer never pass through Progress() themselves.
   for (int i = 0; i < 16 && fabric_->Progress() > 0; ++i) {
   }
-  RAMPART_RETURN_IF_ERROR(ImportArenas(groups));
   // Plan: a read for every key with a usable address, GET+ for the rest.
   auto state = std::make_shared<SlotReads>();
   std::vector<size_t> misses;
+  std::vector<internal::ExtentId> extents;
   size_t total = 0;
   for (const PartitionGroup& g : groups) {
-    const bool live = LiveArena(g.partition) != nullptr;
+    const bool live = links_[g.partition].endpoint && links_[g.partition].endpoint->connected();
     for (size_t i : g.indices) {
       const internal::AddressCache::Entry* e = addresses_.Find(keys[i]);
       if (!live || e == nullptr || e->epoch != links_[g.partition].epoch ||
@@ -116,22 +124,30 @@ Result<std::vector<size_t>> Client::Impl::ReadSlots(std::span<const std::string_
         continue;
       }
       state->reads.push_back({i, g.partition, e->slot, total});
+      extents.push_back({g.partition, e->slot.extent()});
       total += (e->slot.bytes + 7) & ~size_t{7};
     }
   }
+  RAMPART_RETURN_IF_ERROR(ImportExtents(extents));
 
   // Issue: a plain copy where the arena is mapped here (shared memory),
   // a one-sided read through the endpoint otherwise.
   state->buffer->resize(total);
   for (SlotReads::Read& read : state->reads) {
-    const transport::RemoteRegion* arena = LiveArena(read.partition);
+    const transport::RemoteRegion* extent = LiveExtent(read.partition, read.slot.extent());
     std::byte* into = state->buffer->data() + read.at;
-    if (arena == nullptr) {
+    if (extent == nullptr) {
       read.done = true;
       read.status = Unavailable(Where(read.partition), ": connection lost");
       continue;
     }
-    if (const std::byte* direct = arena->DirectPointer(read.slot.offset, read.slot.bytes)) {
+    const uint64_t offset = read.slot.extent_offset();
+    if (offset + read.slot.bytes > extent->size()) {
+      read.done = true;
+      read.status = Corruption(Where(read.partition), ": slot beyond its arena extent");
+      continue;
+    }
+    if (const std::byte* direct = extent->DirectPointer(offset, read.slot.bytes)) {
       std::memcpy(into, direct, read.slot.bytes);
       read.done = true;
       continue;
@@ -139,7 +155,7 @@ Result<std::vector<size_t>> Client::Impl::ReadSlots(std::span<const std::string_
     transport::IoSlice slice{into, read.slot.bytes};
     ++state->pending;
     Status st = links_[read.partition].endpoint->Read(
-        *arena, read.slot.offset, std::span<const transport::IoSlice>(&slice, 1),
+        *extent, offset, std::span<const transport::IoSlice>(&slice, 1),
         [state, &read](Status s) {
           read.done = true;
           read.status = std::move(s);

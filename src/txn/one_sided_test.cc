@@ -99,6 +99,29 @@ class GetStarTest : public ::testing::Test {
   std::unique_ptr<Client> writer_, reader_;
 };
 
+// An arena that grew: addresses in every extent are read one-sidedly (each
+// extent imported by its own DESCRIBE) and their values are right.
+TEST(GetStarExtentsTest, ReadsOneSidedlyFromEveryExtent) {
+  LocalCluster cluster(1, /*grace_ms=*/1000, "ucx", /*arena_bytes=*/1 << 20);
+  auto writer = cluster.Connect(GetMode::kRpc, PutMode::kRpc);
+  auto reader = cluster.Connect(GetMode::kRead, PutMode::kRpc);
+  ASSERT_TRUE(writer && reader);
+  std::vector<std::string> keys = Keys(64);
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const auto& k : keys) pairs.emplace_back(k, k + std::string(100000, '#'));
+  for (const auto& p : pairs) ASSERT_TRUE(writer->Put(p.first, p.second).ok()) << p.first;
+  for (int round = 0; round < 2; ++round) {  // round 0 learns the addresses, 1 uses them
+    auto got = reader->MultiGet(keys);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    for (size_t i = 0; i < keys.size(); ++i) {
+      ASSERT_TRUE((*got)[i].has_value()) << keys[i];
+      EXPECT_EQ(*(*got)[i], pairs[i].second) << keys[i];
+    }
+  }
+  EXPECT_EQ(reader->stats().slot_reads, 64u);  // 6.4 MB: extents 0-3 of a 1 MiB first one
+  EXPECT_EQ(reader->stats().slot_rejects, 0u);
+}
+
 TEST_F(GetStarTest, StaleAddressFallsBackToGetPlusAndIsRefreshed) {
   ASSERT_NO_FATAL_FAILURE(Start(/*grace_ms=*/1000));
   ASSERT_TRUE(writer_->Put("a", "v1").ok());

@@ -193,13 +193,15 @@ std::vector<OutgoingRequest> BuildUnlockRequests(std::span<const uint32_t> parti
   return out;
 }
 
-std::vector<OutgoingRequest> BuildDescribeRequests(std::span<const uint32_t> partitions,
+std::vector<OutgoingRequest> BuildDescribeRequests(std::span<const ExtentId> extents,
                                                    uint64_t first_request_id) {
   std::vector<OutgoingRequest> out;
-  out.reserve(partitions.size());
-  for (uint32_t p : partitions) {
-    OutgoingRequest req = Start(p, first_request_id + out.size(), wire::MsgType::kDescribe, {});
-    wire::RequestWriter(&req.message).Describe(static_cast<uint16_t>(p), req.request_id);
+  out.reserve(extents.size());
+  for (const ExtentId& e : extents) {
+    OutgoingRequest req =
+        Start(e.partition, first_request_id + out.size(), wire::MsgType::kDescribe, {});
+    wire::RequestWriter(&req.message)
+        .Describe(static_cast<uint16_t>(e.partition), req.request_id, e.extent);
     out.push_back(std::move(req));
   }
   return out;

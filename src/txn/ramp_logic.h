@@ -115,8 +115,14 @@ OutgoingRequest BuildLockRequest(std::span<const std::string_view> keys,
 std::vector<OutgoingRequest> BuildUnlockRequests(std::span<const uint32_t> partitions,
                                                  uint64_t txn, uint64_t first_request_id);
 
-// GET*: DESCRIBE to each partition (its arena descriptor, for one-sided reads).
-std::vector<OutgoingRequest> BuildDescribeRequests(std::span<const uint32_t> partitions,
+// GET*: one DESCRIBE per (partition, extent): the descriptor of that extent
+// of the partition's arena, for one-sided reads.
+struct ExtentId {
+  uint32_t partition = 0;
+  uint32_t extent = 0;
+  friend auto operator<=>(const ExtentId&, const ExtentId&) = default;
+};
+std::vector<OutgoingRequest> BuildDescribeRequests(std::span<const ExtentId> extents,
                                                    uint64_t first_request_id);
 
 // RAMP-Fast repair rule. round1[i] is the round-1 (GET) result for keys[i].

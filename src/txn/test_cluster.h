@@ -21,11 +21,12 @@ namespace rampart::txn {
 class LocalCluster {
  public:
   using Seconds = std::chrono::seconds;
-  LocalCluster(int n, uint32_t grace_ms, std::string backend = "ucx") {
+  LocalCluster(int n, uint32_t grace_ms, std::string backend = "ucx",
+               uint64_t arena_bytes = 16 << 20) {
     config_ = *ParseClusterConfig("", "txn_test");
     config_.transport.backend = std::move(backend);
     config_.kv.partitions_per_node = 1;
-    config_.kv.arena_bytes = 16 << 20;
+    config_.kv.arena_bytes = arena_bytes;
     config_.kv.grace_ms = grace_ms;
     for (int i = 0; i < n; ++i) {
       kv::BoundSocket probe(0);
