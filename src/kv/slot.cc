@@ -1,6 +1,7 @@
 #include "kv/slot.h"
 
-#include <isa-l/crc.h>
+#include "common/crc32c.h"
+
 
 #include <cstring>
 
@@ -19,29 +20,11 @@ void StoreLe(std::byte* p, T v) {
   std::memcpy(p, &v, sizeof(v));
 }
 
-// Raw ISA-L state; the standard CRC-32C is ~state after starting at ~0.
-uint32_t CrcExtend(uint32_t state, const void* data, size_t len) {
-  // crc32_iscsi takes an int length; chunk so any size_t works.
-  auto* p = static_cast<unsigned char*>(const_cast<void*>(data));
-  constexpr size_t kChunk = size_t{1} << 30;
-  while (len > 0) {
-    size_t n = len < kChunk ? len : kChunk;
-    state = crc32_iscsi(p, static_cast<int>(n), state);
-    p += n;
-    len -= n;
-  }
-  return state;
-}
-
 uint32_t* WordAt(std::byte* slot, size_t offset) {
   return reinterpret_cast<uint32_t*>(slot + offset);
 }
 
 }  // namespace
-
-uint32_t Crc32c(std::string_view data) {
-  return ~CrcExtend(~0u, data.data(), data.size());
-}
 
 uint32_t SlotCrc(uint64_t ts, uint32_t gen, std::string_view key,
                  std::string_view value, std::string_view metadata) {
@@ -51,11 +34,11 @@ uint32_t SlotCrc(uint64_t ts, uint32_t gen, std::string_view key,
   StoreLe<uint32_t>(head + kSlotKeyLenOffset, static_cast<uint32_t>(key.size()));
   StoreLe<uint32_t>(head + kSlotValLenOffset, static_cast<uint32_t>(value.size()));
   StoreLe<uint32_t>(head + kSlotMetaLenOffset, static_cast<uint32_t>(metadata.size()));
-  uint32_t state = CrcExtend(~0u, head, sizeof(head));
-  state = CrcExtend(state, key.data(), key.size());
-  state = CrcExtend(state, value.data(), value.size());
-  state = CrcExtend(state, metadata.data(), metadata.size());
-  return ~state;
+  uint32_t state = Crc32cExtend(kCrc32cStart, head, sizeof(head));
+  state = Crc32cExtend(state, key.data(), key.size());
+  state = Crc32cExtend(state, value.data(), value.size());
+  state = Crc32cExtend(state, metadata.data(), metadata.size());
+  return Crc32cFinish(state);
 }
 
 uint32_t LoadSlotFlags(const std::byte* slot) {

@@ -130,9 +130,6 @@ SlotView ReadLocalSlot(const std::byte* at);
 uint32_t SlotCrc(uint64_t ts, uint32_t gen, std::string_view key,
                  std::string_view value, std::string_view metadata);
 
-// Standard CRC-32C (Castagnoli) of `data`; Crc32c("123456789") == 0xE3069283.
-uint32_t Crc32c(std::string_view data);
-
 // Flag and gen words, read and written with atomic 4-byte accesses so that a
 // concurrent one-sided reader never sees a torn word.
 // REQUIRES: `slot` is 8-byte aligned.

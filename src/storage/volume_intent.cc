@@ -1,6 +1,6 @@
 #include "storage/volume_intent.h"
 
-#include <isa-l/crc.h>
+#include "common/crc32c.h"
 
 #include <cstring>
 
@@ -25,19 +25,6 @@ constexpr size_t kCrcFrom = 12;  // the checksum covers [12, kIntentBlockBytes)
 
 }  // namespace
 
-uint32_t IntentCrc32c(std::span<const std::byte> data) {
-  uint32_t state = ~0u;
-  auto* p = reinterpret_cast<unsigned char*>(const_cast<std::byte*>(data.data()));
-  size_t left = data.size();
-  while (left > 0) {
-    const int n = static_cast<int>(std::min<size_t>(left, 1u << 30));
-    state = crc32_iscsi(p, n, state);
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  return ~state;
-}
-
 IntentGeometry IntentGeometryFor(const VolumeLayout& layout) {
   IntentGeometry g;
   while (g.group_stripes * layout.stripe_data_bytes() < (1u << 20)) g.group_stripes *= 2;
@@ -55,7 +42,7 @@ IntentGeometry IntentGeometryFor(const VolumeLayout& layout) {
   for (uint32_t i = 0; i < layout.node_count(); ++i) {
     Store<uint32_t>(in.data() + 20 + 4 * i, layout.node_id(i));
   }
-  g.fingerprint = IntentCrc32c(in);
+  g.fingerprint = Crc32c(in);
   return g;
 }
 
@@ -80,7 +67,7 @@ Status EncodeIntentRecord(const IntentRecord& record, std::span<std::byte> out) 
   Store<uint32_t>(b + kFingerprintAt, record.fingerprint);
   Store<uint64_t>(b + kGroupStripesAt, record.group_stripes);
   Store<uint32_t>(b + kFailedNodeAt, record.failed_node);
-  Store<uint32_t>(b + kCrcAt, IntentCrc32c({b + kCrcFrom, kIntentBlockBytes - kCrcFrom}));
+  Store<uint32_t>(b + kCrcAt, Crc32c({b + kCrcFrom, kIntentBlockBytes - kCrcFrom}));
   return Status::Ok();
 }
 
@@ -89,7 +76,7 @@ Result<IntentRecord> DecodeIntentRecord(std::span<const std::byte> in) {
     return NotFound("no intent record");
   }
   const std::byte* b = in.data();
-  const uint32_t crc = IntentCrc32c({b + kCrcFrom, kIntentBlockBytes - kCrcFrom});
+  const uint32_t crc = Crc32c({b + kCrcFrom, kIntentBlockBytes - kCrcFrom});
   if (crc != Load<uint32_t>(b + kCrcAt)) return Corruption("intent record: checksum mismatch");
   if (Load<uint32_t>(b + kVersionAt) != kIntentFormatVersion) {
     return Corruption("intent record: unknown version ", Load<uint32_t>(b + kVersionAt));
@@ -132,7 +119,7 @@ Status EncodeVolumeLabel(const VolumeLabel& label, std::span<std::byte> out) {
   Store<uint32_t>(b + kLabelNodeIndexAt, label.node_index);
   Store<uint32_t>(b + kLabelNodeIdAt, label.node_id);
   Store<uint32_t>(b + kLabelNodeCountAt, label.node_count);
-  Store<uint32_t>(b + kCrcAt, IntentCrc32c({b + kCrcFrom, kIntentBlockBytes - kCrcFrom}));
+  Store<uint32_t>(b + kCrcAt, Crc32c({b + kCrcFrom, kIntentBlockBytes - kCrcFrom}));
   return Status::Ok();
 }
 
@@ -141,7 +128,7 @@ Result<VolumeLabel> DecodeVolumeLabel(std::span<const std::byte> in) {
     return NotFound("no volume label");
   }
   const std::byte* b = in.data();
-  if (IntentCrc32c({b + kCrcFrom, kIntentBlockBytes - kCrcFrom}) != Load<uint32_t>(b + kCrcAt)) {
+  if (Crc32c({b + kCrcFrom, kIntentBlockBytes - kCrcFrom}) != Load<uint32_t>(b + kCrcAt)) {
     return Corruption("volume label: checksum mismatch");
   }
   if (Load<uint32_t>(b + kVersionAt) != kVolumeLabelVersion) {

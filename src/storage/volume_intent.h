@@ -105,7 +105,4 @@ Status EncodeVolumeLabel(const VolumeLabel& label, std::span<std::byte> out);
 // version does not hold (a torn write: treat as no label).
 Result<VolumeLabel> DecodeVolumeLabel(std::span<const std::byte> in);
 
-// CRC-32C (Castagnoli), the standard one: "123456789" -> 0xE3069283.
-uint32_t IntentCrc32c(std::span<const std::byte> data);
-
 }  // namespace rampart::storage

@@ -275,7 +275,6 @@ TEST(VolumeIntentTest, RecordRoundTripsAndDetectsDamage) {
   // A group outside the block is refused.
   r.dirty = {kIntentGroupsPerBlock};
   EXPECT_EQ(EncodeIntentRecord(r, block).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(IntentCrc32c(std::as_bytes(std::span("123456789", 9))), 0xE3069283u);
 }
 
 TEST(VolumeIntentTest, GeometryGroupsAMebibyteAndFitsTheArea) {
