@@ -14,7 +14,7 @@
 BUILD      ?= build/release
 ASAN_BUILD ?= build/asan
 # Test binaries also run under AddressSanitizer/UBSan (every layer with tests).
-ASAN_TESTS ?= common_test transport_test kv_test txn_test proxy_test storage_test
+ASAN_TESTS ?= common_test transport_test wal_test kv_test txn_test proxy_test storage_test
 JOBS       ?= $(shell nproc)
 FUZZ_BUILD ?= build/fuzz
 FUZZ_TIME  ?= 30

@@ -1,0 +1,394 @@
+// The redo log end to end: LogWriter over both stores, then Recover —
+// rotation, torn tails at every byte, corruption, checkpoints and crashes in
+// the middle of one, identity checks.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "wal/log_writer.h"
+#include "wal/recovery.h"
+#include "wal/test_stores.h"
+
+namespace rampart::wal {
+namespace {
+
+using testing::AppendString;
+using testing::CheckpointString;
+using testing::RamDevice;
+using testing::RecoverInto;
+using testing::Replayed;
+using testing::ScratchDir;
+using testing::TestIdentity;
+
+constexpr uint64_t kSegmentBytes = 64 << 10;
+
+std::string Body(uint64_t i) { return "record-" + std::to_string(i) + std::string(i % 97, 'x'); }
+
+// A store that can be reopened as it would be after a crash: a directory, or
+// the bytes of a RAM device.
+class Disk {
+ public:
+  explicit Disk(bool files) : files_(files), ram_(32 * kSegmentBytes) {}
+  std::unique_ptr<SegmentStore> Open() {
+    if (files_) {
+      auto s = DirectoryStore::Open(dir_.path, kSegmentBytes);
+      EXPECT_TRUE(s.ok()) << s.status().ToString();
+      return std::move(*s);
+    }
+    auto s = BlockStore::Open(std::make_unique<RamDevice>(ram_), kSegmentBytes);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return std::move(*s);
+  }
+  bool files() const { return files_; }
+  const std::string& dir() const { return dir_.path; }
+  std::vector<std::byte>& ram() { return ram_; }
+
+ private:
+  bool files_;
+  ScratchDir dir_;
+  std::vector<std::byte> ram_;
+};
+
+struct Opened {
+  std::unique_ptr<SegmentStore> store;
+  std::unique_ptr<LogWriter> writer;
+  RecoveredLog recovered;
+  std::vector<Replayed> replayed;
+};
+
+Opened OpenLog(Disk& disk, SyncPolicy sync = SyncPolicy::kInterval) {
+  Opened o;
+  o.store = disk.Open();
+  auto rec = RecoverInto(*o.store, o.replayed);
+  EXPECT_TRUE(rec.ok()) << rec.status().ToString();
+  if (!rec.ok()) return o;
+  o.recovered = *rec;
+  auto w = LogWriter::Open(*o.store, LogOptions{TestIdentity(), sync}, *rec);
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  if (w.ok()) o.writer = std::move(*w);
+  return o;
+}
+
+// Appends records first..last in commits of `per_commit`.
+void Write(LogWriter& w, uint64_t first, uint64_t last, uint64_t per_commit = 7) {
+  for (uint64_t i = first; i <= last; ++i) {
+    EXPECT_EQ(AppendString(w, 1, Body(i)), i);
+    if (i % per_commit == 0 || i == last) {
+      ASSERT_TRUE(w.Commit().ok());
+    }
+  }
+}
+
+std::vector<Replayed> LogRecords(uint64_t first, uint64_t last) {
+  std::vector<Replayed> out;
+  for (uint64_t i = first; i <= last; ++i) out.push_back({false, i, 1, Body(i)});
+  return out;
+}
+
+class LogTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(LogTest, RecordsComeBackInOrderAcrossSegmentsAndReopens) {
+  Disk disk(GetParam());
+  {
+    Opened o = OpenLog(disk);
+    EXPECT_TRUE(o.replayed.empty());
+    Write(*o.writer, 1, 2000);  // ~180 KB of records, 64 KiB segments
+    EXPECT_EQ(o.writer->committed_lsn(), 2000u);
+  }
+  {
+    Opened o = OpenLog(disk);
+    EXPECT_EQ(o.replayed, LogRecords(1, 2000));
+    EXPECT_EQ(o.recovered.next_lsn, 2001u);
+    EXPECT_FALSE(o.recovered.torn_tail);
+    EXPECT_GE(o.recovered.live.size(), 3u);
+    Write(*o.writer, 2001, 2050);
+  }
+  Opened o = OpenLog(disk);
+  EXPECT_EQ(o.replayed, LogRecords(1, 2050));
+}
+
+TEST_P(LogTest, SyncPolicies) {
+  Disk disk(GetParam());
+  Opened a = OpenLog(disk, SyncPolicy::kAlways);
+  Write(*a.writer, 1, 10, 1);
+  EXPECT_EQ(a.writer->durable_lsn(), 10u);  // every commit synced
+  a.writer.reset();
+  Opened b = OpenLog(disk, SyncPolicy::kInterval);
+  Write(*b.writer, 11, 20, 5);
+  EXPECT_EQ(b.writer->committed_lsn(), 20u);
+  EXPECT_EQ(b.writer->durable_lsn(), 10u);  // written, not synced yet
+  ASSERT_TRUE(b.writer->SyncNow().ok());
+  EXPECT_EQ(b.writer->durable_lsn(), 20u);
+}
+
+TEST_P(LogTest, CheckpointsReplaceTheLogBeforeThemAndAnUnfinishedOneIsDropped) {
+  Disk disk(GetParam());
+  {
+    Opened o = OpenLog(disk);
+    Write(*o.writer, 1, 300);
+    ASSERT_TRUE(o.writer->BeginCheckpoint().ok());
+    for (int i = 0; i < 50; ++i) ASSERT_TRUE(CheckpointString(*o.writer, 2, "v" + std::to_string(i)).ok());
+    Write(*o.writer, 301, 320);  // interleaved with the checkpoint's scan
+    ASSERT_TRUE(o.writer->FinishCheckpoint().ok());
+    EXPECT_LT(o.writer->log_bytes_since_checkpoint(), 320u * 200);
+    Write(*o.writer, 321, 330);
+    // A second checkpoint that never finishes (the process dies in it).
+    ASSERT_TRUE(o.writer->BeginCheckpoint().ok());
+    for (int i = 0; i < 10000; ++i) ASSERT_TRUE(CheckpointString(*o.writer, 2, std::string(100, 'z')).ok());
+    Write(*o.writer, 331, 340);
+  }
+  Opened o = OpenLog(disk);
+  std::vector<Replayed> want;
+  for (int i = 0; i < 50; ++i) want.push_back({true, uint64_t(i) + 1, 2, "v" + std::to_string(i)});
+  auto log = LogRecords(301, 340);
+  want.insert(want.end(), log.begin(), log.end());
+  EXPECT_EQ(o.replayed, want);
+  EXPECT_EQ(o.recovered.checkpoint_start_lsn, 301u);
+  EXPECT_EQ(o.recovered.checkpoint_records, 50u);
+  EXPECT_FALSE(o.recovered.obsolete.empty());  // the unfinished checkpoint's parts
+  // The log before the checkpoint is gone from the store.
+  auto seqs = o.store->List();
+  ASSERT_TRUE(seqs.ok());
+  for (const SegmentInfo& s : o.recovered.live) {
+    if (s.header.kind == SegmentKind::kLog) {
+      EXPECT_GE(s.header.first_lsn + s.records, 301u) << "segment " << s.header.seq;
+    }
+  }
+}
+
+TEST_P(LogTest, ACheckpointSurvivesACrashRightAfterItFinished) {
+  Disk disk(GetParam());
+  {
+    Opened o = OpenLog(disk);
+    Write(*o.writer, 1, 20);
+    ASSERT_TRUE(o.writer->BeginCheckpoint().ok());
+    ASSERT_TRUE(CheckpointString(*o.writer, 2, "state").ok());
+    ASSERT_TRUE(o.writer->FinishCheckpoint().ok());
+  }
+  Opened o = OpenLog(disk);
+  EXPECT_EQ(o.replayed, (std::vector<Replayed>{{true, 1, 2, "state"}}));
+  EXPECT_EQ(o.recovered.next_lsn, 21u);
+}
+
+TEST_P(LogTest, AnotherIdentityIsRefused) {
+  Disk disk(GetParam());
+  {
+    Opened o = OpenLog(disk);
+    Write(*o.writer, 1, 3);
+  }
+  auto store = disk.Open();
+  std::vector<Replayed> replayed;
+  auto rec = RecoverInto(*store, replayed, Identity{"test", 1, 2, 16});
+  EXPECT_EQ(rec.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(rec.status().message().find("partition 2 of 8, not to cluster \"test\" node 1 partition 2 of 16"),
+            std::string_view::npos)
+      << rec.status().ToString();
+  EXPECT_TRUE(replayed.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, LogTest, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "files" : "slots"; });
+
+// ---- torn tails and corruption, on files (a cut file is a torn write)
+
+uint64_t NewestLogSegment(const std::string& dir) {
+  auto store = DirectoryStore::Open(dir, kSegmentBytes);
+  auto seqs = (*store)->List();
+  return *std::max_element(seqs->begin(), seqs->end());
+}
+
+TEST(LogTornTailTest, EveryCutOfTheLastRecordKeepsEverythingBeforeIt) {
+  Disk disk(true);
+  {
+    Opened o = OpenLog(disk);
+    Write(*o.writer, 1, 9);
+    AppendString(*o.writer, 1, Body(10));
+    ASSERT_TRUE(o.writer->Commit().ok());
+  }
+  auto store = disk.Open();
+  const uint64_t seq = NewestLogSegment(disk.dir());
+  const std::string path = store->SegmentName(seq);
+  const uint64_t size = std::filesystem::file_size(path);
+  const uint64_t last = FramedBytes(Body(10).size());
+  store.reset();
+  std::vector<char> whole(size);
+  {
+    FILE* f = fopen(path.c_str(), "rb");
+    ASSERT_EQ(fread(whole.data(), 1, size, f), size);
+    fclose(f);
+  }
+  for (uint64_t cut = size - last; cut < size; ++cut) {
+    // The file as a crash in the middle of the last write left it.
+    {
+      FILE* f = fopen(path.c_str(), "wb");
+      fwrite(whole.data(), 1, cut, f);
+      fclose(f);
+    }
+    auto s = disk.Open();
+    std::vector<Replayed> replayed;
+    auto rec = RecoverInto(*s, replayed);
+    ASSERT_TRUE(rec.ok()) << "cut at " << cut << ": " << rec.status().ToString();
+    ASSERT_EQ(replayed, LogRecords(1, 9)) << "cut at " << cut;
+    EXPECT_EQ(rec->next_lsn, 10u);
+    EXPECT_EQ(rec->last_log_end, size - last);
+  }
+  // The log goes on after a torn tail, and the torn segment (now in the
+  // middle) is read up to where the next one says it ends.
+  {
+    Opened o = OpenLog(disk);
+    EXPECT_EQ(o.replayed, LogRecords(1, 9));
+    Write(*o.writer, 10, 15);
+  }
+  Opened o = OpenLog(disk);
+  EXPECT_EQ(o.replayed, LogRecords(1, 15));
+}
+
+TEST(LogCorruptionTest, ABadRecordBeforeTheTailIsAnErrorNamingTheSegmentAndOffset) {
+  Disk disk(true);
+  uint64_t first_seq = 0;
+  {
+    Opened o = OpenLog(disk);
+    Write(*o.writer, 1, 2000);  // several segments
+    first_seq = o.recovered.next_seq;
+  }
+  // Damage a record in the middle of the first segment.
+  auto store = disk.Open();
+  const std::string path = store->SegmentName(first_seq);
+  store.reset();
+  {
+    FILE* f = fopen(path.c_str(), "r+b");
+    fseek(f, kSegmentHeaderBytes + 3 * FramedBytes(Body(1).size()) + 40, SEEK_SET);
+    fputc('!', f);
+    fclose(f);
+  }
+  auto s = disk.Open();
+  std::vector<Replayed> replayed;
+  auto rec = RecoverInto(*s, replayed);
+  EXPECT_EQ(rec.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(rec.status().message().find(path + " at offset"), std::string_view::npos)
+      << rec.status().ToString();
+  EXPECT_NE(rec.status().message().find("checksum"), std::string_view::npos)
+      << rec.status().ToString();
+}
+
+TEST(LogCorruptionTest, ABadRecordWithIntactOnesAfterItInTheNewestSegmentIsNotATornTail) {
+  Disk disk(true);
+  {
+    Opened o = OpenLog(disk);
+    Write(*o.writer, 1, 20);
+  }
+  const std::string path = disk.Open()->SegmentName(NewestLogSegment(disk.dir()));
+  {
+    FILE* f = fopen(path.c_str(), "r+b");
+    fseek(f, kSegmentHeaderBytes + 50, SEEK_SET);  // inside record 1 or 2
+    fputc('!', f);
+    fclose(f);
+  }
+  auto s = disk.Open();
+  std::vector<Replayed> replayed;
+  auto rec = RecoverInto(*s, replayed);
+  EXPECT_EQ(rec.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(rec.status().message().find("intact records follow"), std::string_view::npos)
+      << rec.status().ToString();
+}
+
+TEST(LogCorruptionTest, AMissingSegmentInTheMiddleIsAnError) {
+  Disk disk(true);
+  uint64_t first_seq = 0;
+  {
+    Opened o = OpenLog(disk);
+    Write(*o.writer, 1, 2000);
+    first_seq = o.recovered.next_seq;
+  }
+  auto store = disk.Open();
+  ASSERT_TRUE(std::filesystem::remove(store->SegmentName(first_seq + 1)));
+  std::vector<Replayed> replayed;
+  auto rec = RecoverInto(*store, replayed);
+  EXPECT_EQ(rec.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(rec.status().message().find("a log segment is missing"), std::string_view::npos)
+      << rec.status().ToString();
+}
+
+TEST(LogTornTailTest, ASegmentWhoseHeaderWasNeverWrittenIsDropped) {
+  Disk disk(false);
+  {
+    Opened o = OpenLog(disk);
+    Write(*o.writer, 1, 30);
+  }
+  // A crash while the next segment's header was written: half of it there.
+  std::vector<std::byte>& ram = disk.ram();
+  {
+    auto store = disk.Open();
+    auto seqs = store->List();
+    const uint64_t top = *std::max_element(seqs->begin(), seqs->end());
+    std::vector<std::byte> header(kSegmentHeaderBytes);
+    SegmentHeader h;
+    h.seq = top + 1;
+    h.first_lsn = 31;
+    h.identity = TestIdentity();
+    EncodeSegmentHeader(h, header);
+    // The first free slot is the one the writer would take.
+    for (size_t slot = 0; slot < 32; ++slot) {
+      if (DecodeSegmentHeader(std::span(ram).subspan(slot * kSegmentBytes, kSegmentHeaderBytes)).ok()) continue;
+      std::copy_n(header.begin(), 100, ram.begin() + static_cast<long>(slot * kSegmentBytes));
+      break;
+    }
+  }
+  Opened o = OpenLog(disk);
+  EXPECT_EQ(o.replayed, LogRecords(1, 30));
+  Write(*o.writer, 31, 35);
+  o.writer.reset();
+  Opened again = OpenLog(disk);
+  EXPECT_EQ(again.replayed, LogRecords(1, 35));
+}
+
+TEST(BlockStoreTest, SlotsAreFoundByTheirHeadersAndRunOut) {
+  std::vector<std::byte> ram(4 * kSegmentBytes);
+  auto store = BlockStore::Open(std::make_unique<RamDevice>(ram), kSegmentBytes);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  for (uint64_t seq : {5, 6, 7, 8}) ASSERT_TRUE((*store)->Create(seq).ok());
+  EXPECT_EQ((*store)->Create(9).code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ((*store)->Create(5).code(), StatusCode::kAlreadyExists);
+  ASSERT_TRUE((*store)->Remove(6).ok());
+  EXPECT_TRUE((*store)->Create(9).ok());
+  // Only segments with a header are there after a reopen.
+  std::vector<std::byte> header(kSegmentHeaderBytes);
+  SegmentHeader h;
+  h.seq = 9;
+  h.identity = TestIdentity();
+  EncodeSegmentHeader(h, header);
+  ASSERT_TRUE((*store)->Write(9, 0, header).ok());
+  auto reopened = BlockStore::Open(std::make_unique<RamDevice>(ram), kSegmentBytes);
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_EQ(*(*reopened)->List(), std::vector<uint64_t>{9});
+  EXPECT_EQ((*reopened)->free_slots(), 3u);
+  auto tiny = BlockStore::Open(std::make_unique<RamDevice>(ram), 3 * kSegmentBytes);
+  EXPECT_EQ(tiny.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(DirectoryStoreTest, FilesAreSegmentsAndAPathThatIsAFileIsRefused) {
+  ScratchDir dir;
+  auto store = DirectoryStore::Open(dir.path + "/a/b", kSegmentBytes);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  ASSERT_TRUE((*store)->Create(0x1f).ok());
+  EXPECT_EQ((*store)->Create(0x1f).code(), StatusCode::kAlreadyExists);
+  const std::string data = "abc";
+  ASSERT_TRUE((*store)->Write(0x1f, 10, std::as_bytes(std::span(data))).ok());
+  EXPECT_EQ(*(*store)->Size(0x1f), 13u);
+  std::vector<std::byte> out(20);
+  EXPECT_EQ(*(*store)->Read(0x1f, 10, out), 3u);
+  EXPECT_TRUE((*store)->Sync(0x1f).ok());
+  EXPECT_EQ((*store)->SegmentName(0x1f), dir.path + "/a/b/seg-000000000000001f");
+  EXPECT_EQ(*(*store)->List(), std::vector<uint64_t>{0x1f});
+  ASSERT_TRUE((*store)->Remove(0x1f).ok());
+  EXPECT_TRUE((*store)->List()->empty());
+  FILE* f = fopen((dir.path + "/file").c_str(), "w");
+  fclose(f);
+  EXPECT_EQ(DirectoryStore::Open(dir.path + "/file", kSegmentBytes).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace rampart::wal
