@@ -92,7 +92,7 @@ start_cluster() {  # BACKEND; retried: a port can still be taken between check a
     read -r -a ports <<< "$(free_ports)"
     {
       printf '[cluster]\nname = "%s"\n[transport]\nbackend = "%s"\nspin_us = %d\n' "$cluster_name" "$1" "$spin_us"
-      printf '[kv]\npartitions_per_node = %d\narena_bytes = "256MiB"\ngrace_ms = 2000\n' "$partitions"
+      printf '[kv]\npartitions_per_node = %d\narena_bytes = "256MiB"\ngrace_ms = 2000\nlog = "none"\n' "$partitions"
       for id in $(seq 0 $((nodes - 1))); do
         printf '[[nodes]]\nid = %d\nhost = "127.0.0.1"\nport = %d\n' "$id" "${ports[$id]}"
       done

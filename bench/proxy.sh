@@ -168,7 +168,7 @@ start_system_rampart() {  # on|off; retried: a port can be taken between the che
     read -r -a p <<< "$(nodes=5 partitions=1 free_ports)"
     {
       printf '[cluster]\nname = "proxy-bench"\n[transport]\nbackend = "%s"\nspin_us = 0\n' "$backend"
-      printf '[kv]\npartitions_per_node = 1\narena_bytes = "256MiB"\ngrace_ms = 2000\n'
+      printf '[kv]\npartitions_per_node = 1\narena_bytes = "256MiB"\ngrace_ms = 2000\nlog = "none"\n'
       printf '[proxy]\nport = %d\naggregate = %s\n' "${p[4]}" "$([ "$agg" = on ] && echo true || echo false)"
       for id in 0 1 2 3; do
         printf '[[nodes]]\nid = %d\nhost = "127.0.0.1"\nport = %d\n' "$id" "${p[$id]}"

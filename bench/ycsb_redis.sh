@@ -33,7 +33,7 @@ start_rampart() {  # sets $port
   read -r -a p <<< "$(free_ports)"
   {
     printf '[cluster]\nname = "ycsb-redis"\n[transport]\nbackend = "ucx"\nspin_us = 0\n'
-    printf '[kv]\npartitions_per_node = 1\narena_bytes = "512MiB"\ngrace_ms = 200\n'
+    printf '[kv]\npartitions_per_node = 1\nlog = "none"\n'
     printf '[proxy]\nport = %d\n' "${p[4]}"
     for id in 0 1 2 3; do printf '[[nodes]]\nid = %d\nhost = "127.0.0.1"\nport = %d\n' "$id" "${p[$id]}"; done
   } > "$cfg"

@@ -53,11 +53,12 @@ def toml_value(v):
 
 
 def cluster_toml(backend, ports, ucx_tls="", grace_ms=1000, proxy_port=None,
-                 proxy_settings=None, arena_bytes=None, kv_settings=None):
+                 proxy_settings=None, arena_bytes=None, kv_settings=None, data_dir=None):
     """The cluster file of `ports` (one node each); with proxy_port a [proxy]
     section whose port is proxy_port, plus proxy_settings (key -> raw TOML).
     arena_bytes: kv.arena_bytes (default 64MiB with a proxy, else 32MiB);
-    kv_settings: more [kv] keys (key -> value)."""
+    kv_settings: more [kv] keys (key -> value); data_dir: the kv-nodes' redo
+    logs go there (kv.log = "dir", the default); None: kv.log = "none"."""
     if arena_bytes is None:
         # The proxy tests write hard (redis-benchmark): room for the versions
         # kept for grace_ms.
@@ -70,6 +71,7 @@ def cluster_toml(backend, ports, ucx_tls="", grace_ms=1000, proxy_port=None,
         f'arena_bytes = "{arena_bytes}"\n'
         f'grace_ms = {grace_ms}\n'
     )
+    text += f'data_dir = "{data_dir}"\n' if data_dir is not None else 'log = "none"\n'
     for key, value in (kv_settings or {}).items():
         text += f"{key} = {toml_value(value)}\n"
     if proxy_port is None and not proxy_settings:
@@ -126,9 +128,10 @@ class Cluster:
         ports = free_ports(5 if with_proxy else 4)
         if with_proxy:
             self.proxy_port = ports[4]
+        self.data_dir = tmp_path / "data"
         self.config.write_text(cluster_toml(backend, ports[:4], ucx_tls, grace_ms,
                                             self.proxy_port, self.proxy_settings,
-                                            arena_bytes, kv_settings))
+                                            arena_bytes, kv_settings, self.data_dir))
         self.stdout_path = tmp_path / "up.stdout"
         self.stderr_path = tmp_path / "up.stderr"
         self.proc = None

@@ -264,7 +264,7 @@ if [ $start_cluster = 1 ]; then
   config=$work/cluster.toml
   # 5 free ports (4 nodes, the proxy), and the cluster file with the -c settings merged in.
   python3 - "$config" "$backend" ${cluster_settings[@]+"${cluster_settings[@]}"} <<'PY'
-import re, socket, sys
+import os, re, socket, sys
 path, backend, overrides = sys.argv[1], sys.argv[2], sys.argv[3:]
 socks = []
 for _ in range(5):
@@ -277,7 +277,9 @@ for s in socks:
 sections = {
     "cluster": {"name": '"ycsb"'},
     "transport": {"backend": f'"{backend}"'},
-    "kv": {"partitions_per_node": "1", "arena_bytes": '"64MiB"'},
+    # A fresh data directory per run (removed before the cluster starts).
+    "kv": {"partitions_per_node": "1", "arena_bytes": '"64MiB"',
+           "data_dir": '"' + os.path.join(os.path.dirname(path), "rampart-data") + '"'},
     "proxy": {"enabled": "true", "port": str(ports[4])},
 }
 def toml(v):
@@ -301,6 +303,7 @@ PY
     status=2
     exit
   }
+  rm -rf "$work/rampart-data"
   "$RAMPART" up --config "$config" </dev/null >"$work/up.stdout" 2>"$work/up.stderr" &
   up_pid=$!
   deadline=$((SECONDS + 25))

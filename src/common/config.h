@@ -89,6 +89,25 @@ struct KvConfig {
   uint64_t max_key_bytes = kKiB;
   // Largest value, 0B..64MiB. Default: 1MiB.
   uint64_t max_value_bytes = kMiB;
+  // Where partitions keep their redo logs: "none" (volatile), "dir" (files
+  // under data_dir) or "volume" (each node's [[nodes]] log_volume). Default: "dir".
+  std::string log = "dir";
+  // The data directory of kv.log = "dir": node-<id>/partition-<p>/ below it;
+  // relative paths are relative to the working directory. Default: "./rampart-data".
+  std::string data_dir = "./rampart-data";
+  // "always" (acknowledge after the log is synced) or "interval" (acknowledge
+  // once written; sync every sync_interval_ms). Default: "interval".
+  std::string sync = "interval";
+  // Milliseconds between syncs under sync = "interval", 1..60000. Default: 1000.
+  uint32_t sync_interval_ms = 1000;
+  // Bytes of one log segment (file or volume slot), 1MiB..4GiB; at least the
+  // largest message plus 1MiB is used. Default: 64MiB.
+  uint64_t log_segment_bytes = 64 * kMiB;
+  // A checkpoint starts when the log since the last one passes
+  // max(this, that checkpoint's size), 1MiB..1TiB. Default: 64MiB.
+  uint64_t checkpoint_log_bytes = 64 * kMiB;
+  // ... or when it is older than this many seconds, 1..86400. Default: 600.
+  uint32_t checkpoint_age_s = 600;
 
   bool operator==(const KvConfig&) const = default;
 };
@@ -202,6 +221,9 @@ struct NodeConfig {
   uint32_t id = 0;     // unique, 0..65535
   std::string host;    // name or address to listen on and connect to
   uint16_t port = 0;   // 1..65535; host:port is unique
+  // kv.log = "volume": the [[volumes]] entry holding this node's redo logs;
+  // no two nodes share one. Optional otherwise.
+  std::string log_volume;
 
   // "127.0.0.1:7000"
   std::string address() const;

@@ -38,6 +38,8 @@ constexpr std::string_view kGetModes[] = {"rpc", "ring", "read"};
 constexpr std::string_view kPutModes[] = {"rpc", "ring"};
 constexpr std::string_view kProxyIsolation[] = {"ramp", "none"};
 constexpr std::string_view kStorageEngines[] = {"threads", "uring", "none"};
+constexpr std::string_view kLogModes[] = {"none", "dir", "volume"};
+constexpr std::string_view kSyncPolicies[] = {"always", "interval"};
 
 std::string CheckNotEmpty(std::string_view value) {
   return value.empty() ? "must not be empty" : "";
@@ -159,6 +161,58 @@ const Setting<ClusterConfig> kClusterSettings[] = {
      .doc = "Largest value accepted; a request with a longer one gets an error reply.",
      .min = 0,
      .max = 64 * kMiB},
+    {.key = "kv.log",
+     .kind = Kind::kChoice,
+     .field = RAMPART_FIELD(ClusterConfig, kv.log),
+     .doc = "Where each partition keeps its redo log (docs/log_format.md): `none` volatile "
+            "(nothing survives a restart; for benchmarks), `dir` files under `kv.data_dir`, "
+            "`volume` an erasure-coded volume per node (`[[nodes]]` `log_volume`), which "
+            "survives the loss of the node's host and of any one storage node.",
+     .choices = kLogModes},
+    {.key = "kv.data_dir",
+     .kind = Kind::kString,
+     .field = RAMPART_FIELD(ClusterConfig, kv.data_dir),
+     .doc = "Directory of the `dir` logs: `node-<id>/partition-<p>/` below it. A relative path "
+            "is relative to the working directory of the process (`rampart up` passes its own "
+            "on); `--data-dir` overrides it.",
+     .check = CheckNotEmpty},
+    {.key = "kv.sync",
+     .kind = Kind::kChoice,
+     .field = RAMPART_FIELD(ClusterConfig, kv.sync),
+     .doc = "`always`: a write is acknowledged once its log record is synced to the device "
+            "(survives a power loss). `interval`: once written to the device (the page cache, "
+            "or the storage nodes' memory), which survives the death of the kv-node process; "
+            "synced every `kv.sync_interval_ms`, so a crash of the whole machine loses at most "
+            "that much (Redis's `appendfsync everysec`).",
+     .choices = kSyncPolicies},
+    {.key = "kv.sync_interval_ms",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, kv.sync_interval_ms),
+     .doc = "Milliseconds between syncs of every partition's log under `kv.sync = \"interval\"`.",
+     .min = 1,
+     .max = 60'000},
+    {.key = "kv.log_segment_bytes",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(ClusterConfig, kv.log_segment_bytes),
+     .doc = "Bytes of one log segment (a file, or a slot of the log volume); a segment is at "
+            "least `transport.max_message_size` + 1MiB, so that one request's record fits.",
+     .min = kMiB,
+     .max = 4 * kGiB},
+    {.key = "kv.checkpoint_log_bytes",
+     .kind = Kind::kSize,
+     .field = RAMPART_FIELD(ClusterConfig, kv.checkpoint_log_bytes),
+     .doc = "A partition checkpoints its state (in the background, a chunk of keys per turn) "
+            "once the log written since its last checkpoint passes the larger of this and "
+            "that checkpoint's size; the log before a finished checkpoint is removed.",
+     .min = kMiB,
+     .max = 1024 * kGiB},
+    {.key = "kv.checkpoint_age_s",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, kv.checkpoint_age_s),
+     .doc = "A partition also checkpoints when its last checkpoint is older than this many "
+            "seconds and its log is not empty.",
+     .min = 1,
+     .max = 86'400},
     {.key = "client.get",
      .kind = Kind::kChoice,
      .field = RAMPART_FIELD(ClusterConfig, client.get),
@@ -433,6 +487,11 @@ const Setting<NodeConfig> kNodeSettings[] = {
      .min = 1,
      .max = 65535,
      .required = true},
+    {.key = "log_volume",
+     .kind = Kind::kString,
+     .field = RAMPART_FIELD(NodeConfig, log_volume),
+     .doc = "With `kv.log = \"volume\"`: the `[[volumes]]` entry that holds this node's redo "
+            "logs, one equal area per partition. No two nodes share a volume."},
 };
 
 #undef RAMPART_FIELD
@@ -588,6 +647,29 @@ Status CheckVolumes(const ClusterConfig& config) {
   return Status::Ok();
 }
 
+// kv.log = "volume": every node names an existing volume of its own.
+Status CheckLogVolumes(const ClusterConfig& config) {
+  if (config.kv.log != "volume") return Status::Ok();
+  for (size_t i = 0; i < config.nodes.size(); ++i) {
+    const NodeConfig& n = config.nodes[i];
+    if (n.log_volume.empty()) {
+      return InvalidArgument("kv.log is \"volume\" but nodes[", i, "] (id ", n.id,
+                             ") has no log_volume naming the [[volumes]] entry for its logs");
+    }
+    if (config.FindVolume(n.log_volume) == nullptr) {
+      return InvalidArgument("nodes[", i, "].log_volume \"", n.log_volume,
+                             "\" is not the name of any [[volumes]] entry");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (config.nodes[j].log_volume == n.log_volume) {
+        return InvalidArgument("nodes[", i, "] and nodes[", j, "] both log to volume \"",
+                               n.log_volume, "\" (a volume holds the logs of one node)");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status CheckClusterConfig(const ClusterConfig& config) {
@@ -597,7 +679,8 @@ Status CheckClusterConfig(const ClusterConfig& config) {
   RAMPART_RETURN_IF_ERROR(CheckPartitionPorts(config));
   RAMPART_RETURN_IF_ERROR(CheckProxy(config));
   RAMPART_RETURN_IF_ERROR(CheckStorage(config));
-  return CheckVolumes(config);
+  RAMPART_RETURN_IF_ERROR(CheckVolumes(config));
+  return CheckLogVolumes(config);
 }
 
 }  // namespace rampart::config_internal

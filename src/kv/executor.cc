@@ -22,6 +22,7 @@
 
 #include "kv/lock_table.h"
 #include "kv/protocol.h"
+#include "kv/redo.h"
 
 namespace rampart::kv {
 namespace {
@@ -118,8 +119,10 @@ struct PartitionExecutor::Impl {
     }
   }
 
-  void ExecuteOne(ConnectionId from, const wire::Request& req, Clock::time_point now,
-                  Outboxes& out) {
+  // `frame` is the request as it arrived (a PREPARE's body goes to the redo
+  // log as it is).
+  void ExecuteOne(ConnectionId from, const wire::RequestFrame& frame, const wire::Request& req,
+                  Clock::time_point now, Outboxes& out) {
     const wire::RequestHeader& h = req.header;
     wire::ReplyWriter& w = To(out, from);
     auto error = [&](const Status& st) {
@@ -128,19 +131,15 @@ struct PartitionExecutor::Impl {
     if (const auto* p = std::get_if<wire::PrepareRequest>(&req.body)) {
       // Views into the message: the wire's KeyList encoding is the slot's
       // metadata encoding, so the siblings go into the slot as they are.
-      std::vector<PrepareItem> items;
-      items.reserve(p->items.size());
-      for (const wire::PrepareItem& in : p->items) {
-        items.push_back(PrepareItem{in.key, in.value,
-                                    in.siblings.empty() ? std::string_view() : in.siblings.encoded(),
-                                    in.tombstone});
-      }
+      const std::vector<PrepareItem> items = PartitionItems(*p);
       Status st = partition.Prepare(p->ts, items, now);
       if (st.ok() && (h.flags & wire::kFlagCommitNow) != 0) st = partition.Commit(p->ts, now);
       if (!st.ok()) return error(st);
+      if (redo != nullptr) redo->Prepare(h.flags, frame.body);
       w.Ok(h.type, h.partition, h.request_id);
     } else if (const auto* c = std::get_if<wire::CommitRequest>(&req.body)) {
       if (Status st = partition.Commit(c->ts, now); !st.ok()) return error(st);
+      if (redo != nullptr) redo->Commit(c->ts);
       w.Ok(h.type, h.partition, h.request_id);
     } else if (const auto* g = std::get_if<wire::GetRequest>(&req.body)) {
       std::vector<wire::GetResultIn> results(g->keys.size());
@@ -199,6 +198,7 @@ struct PartitionExecutor::Impl {
                                        st.arena.reserved_bytes});
     } else if (std::holds_alternative<wire::FlushRequest>(req.body)) {
       partition.Flush();
+      if (redo != nullptr) redo->Flush();
       w.Ok(h.type, h.partition, h.request_id);
     }
   }
@@ -233,7 +233,7 @@ struct PartitionExecutor::Impl {
                             req.status());
         continue;
       }
-      ExecuteOne(from, *req, now, out);
+      ExecuteOne(from, frame, *req, now, out);
     }
     return Finish(out);
   }
@@ -276,6 +276,7 @@ struct PartitionExecutor::Impl {
   LockTable locks;
   std::unordered_map<uint64_t, WaitingLock> waiting;  // txn -> its waiting LOCK request
   DescribeExtent describe;                            // empty: not exposed
+  PartitionRedo* redo = nullptr;                      // nullptr: volatile
 };
 
 PartitionExecutor::PartitionExecutor(uint32_t partition, std::span<std::byte> arena,
@@ -298,6 +299,10 @@ std::vector<OutgoingReply> PartitionExecutor::ConnectionClosed(
     ConnectionId id, std::chrono::steady_clock::time_point now) {
   return impl_->ConnectionClosed(id, now);
 }
+
+void PartitionExecutor::AttachRedo(PartitionRedo* redo) { impl_->redo = redo; }
+
+Partition& PartitionExecutor::mutable_partition() { return impl_->partition; }
 
 void PartitionExecutor::ExposeArena(DescribeExtent describe) {
   impl_->describe = std::move(describe);

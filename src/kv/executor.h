@@ -33,6 +33,8 @@
 
 namespace rampart::kv {
 
+class PartitionRedo;
+
 struct ExecutorOptions {
   PartitionOptions partition;
   // How long a transaction may hold or wait for S2PL locks before they are
@@ -80,7 +82,15 @@ class PartitionExecutor {
   using DescribeExtent = std::function<Result<std::vector<std::byte>>(uint32_t extent)>;
   void ExposeArena(DescribeExtent describe);
 
+  // Every change a request makes (PREPARE, COMMIT, FLUSH) is recorded in
+  // `redo` from now on, before its reply is returned; the caller commits the
+  // log before it sends the replies. nullptr: volatile (the default).
+  // REQUIRES: `redo` outlives the executor or is detached first.
+  void AttachRedo(PartitionRedo* redo);
+
   const Partition& partition() const;
+  // For recovery and checkpoints, on the executor's thread.
+  Partition& mutable_partition();
 
  private:
   struct Impl;

@@ -73,7 +73,7 @@ Status Partition::Prepare(uint64_t ts, std::span<const PrepareItem> items,
     const std::string_view value = item.tombstone ? std::string_view() : item.value;
     Result<SlotRef> ref =
         arena_.Allocate(SlotBytes(item.key.size(), value.size(), item.metadata.size()),
-                        item.tombstone ? Budget::kExempt : Budget::kEnforce);
+                        item.tombstone || budget_exempt_ ? Budget::kExempt : Budget::kEnforce);
     if (!ref.ok()) {
       for (const Written& w : written) arena_.Free(w.slot);
       return ref.status().WithContext(
@@ -98,7 +98,7 @@ Status Partition::Prepare(uint64_t ts, std::span<const PrepareItem> items,
   for (const Written& w : written) {
     const PrepareItem& item = items[w.item];
     IndexNode* entry = w.entry;
-    if (entry == nullptr) entry = &*index_.try_emplace(std::string(item.key)).first;
+    if (entry == nullptr) entry = AddKey(item.key);
     entry->second.versions.emplace(ts, Version{w.slot, false, item.tombstone});
     pit->second.keys.push_back(entry);
     ++versions_;
@@ -151,7 +151,35 @@ void Partition::Reclaim(IndexNode* node, VersionList::iterator vit) {
   --versions_;
   ++reclaimed_;
   // No versions means no latest either (it is never reclaimed).
-  if (entry.versions.empty()) index_.erase(index_.find(std::string_view(node->first)));
+  if (entry.versions.empty()) EraseKey(node);
+}
+
+Partition::IndexNode* Partition::AddKey(std::string_view key) {
+  IndexNode* node = &*index_.try_emplace(std::string(key)).first;
+  node->second.scan_prev = keys_tail_;
+  if (keys_tail_ != nullptr) keys_tail_->second.scan_next = node;
+  keys_tail_ = node;
+  if (keys_head_ == nullptr) keys_head_ = node;
+  return node;
+}
+
+void Partition::EraseKey(IndexNode* node) {
+  KeyEntry& e = node->second;
+  if (scan_cursor_ == node) scan_cursor_ = e.scan_next;
+  (e.scan_prev != nullptr ? e.scan_prev->second.scan_next : keys_head_) = e.scan_next;
+  (e.scan_next != nullptr ? e.scan_next->second.scan_prev : keys_tail_) = e.scan_prev;
+  index_.erase(index_.find(std::string_view(node->first)));
+}
+
+void Partition::StartScan() { scan_cursor_ = keys_head_; }
+
+bool Partition::ScanNext(size_t max_keys, const std::function<void(const VersionView&)>& visit) {
+  for (size_t n = 0; n < max_keys && scan_cursor_ != nullptr; ++n) {
+    const KeyEntry& entry = scan_cursor_->second;
+    for (const auto& [ts, v] : entry.versions) visit(View(entry, ts, v));
+    scan_cursor_ = entry.scan_next;
+  }
+  return scan_cursor_ != nullptr;
 }
 
 void Partition::ReleaseSlot(const SlotRef& slot) {
@@ -165,6 +193,7 @@ size_t Partition::Flush() {
     for (const auto& [ts, v] : entry.versions) ReleaseSlot(v.slot);
   }
   index_.clear();
+  keys_head_ = keys_tail_ = scan_cursor_ = nullptr;
   pending_.clear();
   prepare_deadlines_.clear();
   reclaim_queue_.clear();

@@ -48,15 +48,24 @@
 // changes which version is a key's latest committed one; Gc never reclaims
 // that version and Flush zeroes the counter, so neither needs to adjust it.
 //
+// Scans. A checkpoint visits every key's versions in chunks, between other
+// calls (StartScan, then ScanNext until it returns false). Keys are kept in a
+// list in the order they were created; the scan walks it, a key erased under
+// the cursor moves the cursor on, and keys created meanwhile are appended (so
+// they may or may not be visited). A key that exists from StartScan until the
+// scan passes it is visited exactly once; what changes meanwhile is the redo
+// log's business (docs/log_format.md, "Checkpoints").
+//
 // Thread-safety: not thread-safe. One writer thread owns a Partition and makes
-// every call (Prepare, Commit, Get, GetByTs, Gc, Flush). Remote peers only
-// read slots one-sidedly; they never touch the index.
+// every call (Prepare, Commit, Get, GetByTs, Gc, Flush, the scan). Remote peers
+// only read slots one-sidedly; they never touch the index.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -199,6 +208,16 @@ class Partition {
   // is OK. Returns how many versions were dropped.
   size_t Flush();
 
+  // Checkpoint scans (see "Scans" above); one at a time. ScanNext visits
+  // every version (prepared or committed, tombstones too) of up to `max_keys`
+  // more keys and returns true while keys are left.
+  void StartScan();
+  bool ScanNext(size_t max_keys, const std::function<void(const VersionView&)>& visit);
+
+  // While set, Prepare does not count its slots against the memory budget's
+  // limit: recovery restores what was acknowledged whatever kv.maxmemory says.
+  void set_budget_exempt(bool exempt) { budget_exempt_ = exempt; }
+
   PartitionStats Stats() const;
   const PartitionOptions& options() const { return options_; }
   // The arena: its extents (for registration and DESCRIBE) and, in tests,
@@ -243,11 +262,15 @@ class Partition {
    private:
     std::vector<Item> items_;
   };
+  struct KeyEntry;
+  using IndexNode = std::pair<const std::string, KeyEntry>;
   struct KeyEntry {
     VersionList versions;
     uint64_t latest_commit = 0;  // 0: none
+    // The key list the scans walk, in creation order (see "Scans").
+    IndexNode* scan_prev = nullptr;
+    IndexNode* scan_next = nullptr;
   };
-  using IndexNode = std::pair<const std::string, KeyEntry>;
   struct Pending {
     Clock::time_point prepared_at;
     // The index entries of the prepared keys. An entry holding a prepared
@@ -274,6 +297,9 @@ class Partition {
   // cleared, so one-sided readers see it is no longer VALID, then the arena
   // takes it back (a new gen on reuse).
   void ReleaseSlot(const SlotRef& slot);
+  // Index entries are created and erased only through these (the scan list).
+  IndexNode* AddKey(std::string_view key);
+  void EraseKey(IndexNode* node);
 
   PartitionOptions options_;
   Arena arena_;
@@ -288,6 +314,10 @@ class Partition {
   uint64_t expired_prepares_ = 0;
   uint64_t flushed_ = 0;
   uint64_t live_keys_ = 0;  // see LiveKeys()
+  IndexNode* keys_head_ = nullptr;  // the scan list
+  IndexNode* keys_tail_ = nullptr;
+  IndexNode* scan_cursor_ = nullptr;  // next key a scan visits; nullptr: done
+  bool budget_exempt_ = false;
 };
 
 }  // namespace rampart::kv

@@ -455,7 +455,9 @@ TEST(PartitionGrowthTest, MaxmemoryRefusesWritesButNotDeletes) {
     const std::string key = "k" + std::to_string(ts);
     std::vector<PrepareItem> items = {{key, value, "", false}};
     refused = p.Prepare(ts, items, Clock::now());
-    if (refused.ok()) ASSERT_TRUE(p.Commit(ts, Clock::now()).ok());
+    if (refused.ok()) {
+      ASSERT_TRUE(p.Commit(ts, Clock::now()).ok());
+    }
   }
   EXPECT_EQ(refused.code(), StatusCode::kResourceExhausted);
   EXPECT_NE(refused.message().find(kOutOfMemory), std::string_view::npos) << refused.ToString();

@@ -1,0 +1,121 @@
+#include "kv/durability.h"
+
+#include <algorithm>
+
+namespace rampart::kv {
+
+uint64_t LogSegmentBytes(const ClusterConfig& config) {
+  return std::max(config.kv.log_segment_bytes, config.transport.max_message_size + (uint64_t{1} << 20));
+}
+
+std::string PartitionLogDir(const std::string& data_dir, uint32_t node_id, uint32_t partition) {
+  return StrCat(data_dir, "/node-", node_id, "/partition-", partition);
+}
+
+DurabilityOptions DurabilityOptionsFromConfig(const ClusterConfig& config, uint32_t node_id,
+                                              const std::string& data_dir) {
+  DurabilityOptions o;
+  o.sync = config.kv.sync == "always" ? wal::SyncPolicy::kAlways : wal::SyncPolicy::kInterval;
+  o.sync_interval = std::chrono::milliseconds(config.kv.sync_interval_ms);
+  o.checkpoint_log_bytes = config.kv.checkpoint_log_bytes;
+  o.checkpoint_age = std::chrono::seconds(config.kv.checkpoint_age_s);
+  if (config.kv.log == "dir") {
+    const std::string dir = data_dir.empty() ? config.kv.data_dir : data_dir;
+    const uint64_t segment_bytes = LogSegmentBytes(config);
+    o.open_store = [dir, node_id, segment_bytes](uint32_t partition)
+        -> Result<std::unique_ptr<wal::SegmentStore>> {
+      RAMPART_ASSIGN_OR_RETURN(
+          auto store,
+          wal::DirectoryStore::Open(PartitionLogDir(dir, node_id, partition), segment_bytes));
+      return std::unique_ptr<wal::SegmentStore>(std::move(store));
+    };
+  }
+  return o;
+}
+
+DurablePartition::DurablePartition(const DurabilityOptions& options, PartitionExecutor& executor)
+    : options_(options), executor_(executor), last_checkpoint_(std::chrono::steady_clock::now()) {}
+
+DurablePartition::~DurablePartition() { executor_.AttachRedo(nullptr); }
+
+Result<std::unique_ptr<DurablePartition>> DurablePartition::Open(
+    const DurabilityOptions& options, uint32_t partition, PartitionExecutor& executor,
+    const wire::ProtocolLimits& limits,
+    const std::function<void(uint64_t done, uint64_t total)>& progress) {
+  std::unique_ptr<DurablePartition> d(new DurablePartition(options, executor));
+  RAMPART_ASSIGN_OR_RETURN(d->store_, options.open_store(partition));
+  const wal::Identity identity{options.cluster, options.node, partition, options.partition_count};
+  RAMPART_ASSIGN_OR_RETURN(
+      d->recovered_,
+      RecoverPartition(*d->store_, identity, executor.mutable_partition(), limits, progress));
+  RAMPART_ASSIGN_OR_RETURN(
+      d->writer_, wal::LogWriter::Open(*d->store_, wal::LogOptions{identity, options.sync},
+                                       d->recovered_));
+  d->redo_ = std::make_unique<PartitionRedo>(*d->writer_);
+  executor.AttachRedo(d->redo_.get());
+  return d;
+}
+
+Status DurablePartition::Background(std::chrono::steady_clock::time_point now) {
+  Partition& partition = executor_.mutable_partition();
+  if (!writer_->checkpoint_in_progress()) {
+    const uint64_t log = writer_->log_bytes_since_checkpoint();
+    const bool big = log >= std::max(options_.checkpoint_log_bytes, writer_->checkpoint_bytes());
+    const bool old = log > 0 && now - last_checkpoint_ >= options_.checkpoint_age;
+    if (!big && !old && !(log > 0 && store_->short_of_space())) return Status::Ok();
+    RAMPART_RETURN_IF_ERROR(redo_->BeginCheckpoint(partition));
+  }
+  RAMPART_ASSIGN_OR_RETURN(bool more,
+                           redo_->ContinueCheckpoint(partition, options_.checkpoint_keys_per_turn));
+  if (more) return Status::Ok();
+  RAMPART_RETURN_IF_ERROR(redo_->FinishCheckpoint());
+  last_checkpoint_ = now;
+  return Status::Ok();
+}
+
+LogSyncer::LogSyncer(std::chrono::milliseconds interval, std::function<void(const Status&)> on_error)
+    : interval_(interval), on_error_(std::move(on_error)), thread_([this] { Run(); }) {}
+
+LogSyncer::~LogSyncer() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void LogSyncer::Add(wal::LogWriter* writer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  writers_.push_back(writer);
+}
+
+void LogSyncer::Remove(wal::LogWriter* writer) {
+  std::unique_lock<std::mutex> lock(mu_);
+  writers_.erase(std::remove(writers_.begin(), writers_.end(), writer), writers_.end());
+  cv_.wait(lock, [this] { return !syncing_; });
+}
+
+void LogSyncer::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  bool reported = false;
+  for (;;) {
+    const bool stopping = cv_.wait_for(lock, interval_, [this] { return stop_; });
+    std::vector<wal::LogWriter*> writers = writers_;
+    syncing_ = true;
+    lock.unlock();
+    for (wal::LogWriter* w : writers) {
+      Status st = w->SyncNow();
+      if (!st.ok() && !reported && on_error_) {
+        reported = true;
+        on_error_(st);
+      }
+    }
+    lock.lock();
+    syncing_ = false;
+    cv_.notify_all();
+    if (stopping) return;
+  }
+}
+
+}  // namespace rampart::kv

@@ -1,0 +1,135 @@
+// Durable partitions: how a kv-node keeps each partition's redo log
+// (kv/redo.h over wal/), recovers it on start, commits it once per turn of
+// the partition's loop, checkpoints it in the background, and syncs it
+// every interval (docs/log_format.md; docs/configuration.md, [kv]).
+//
+//   auto durable = DurablePartition::Open(options, identity, executor, limits, progress);
+//   // each turn of the loop, after the handlers ran and before the replies go:
+//   RAMPART_RETURN_IF_ERROR((*durable)->CommitTurn());
+//   // each tick, and each turn while busy():
+//   RAMPART_RETURN_IF_ERROR((*durable)->Background(now));
+//
+// Checkpoints start when the log written since the last one passes
+// max(checkpoint_log_bytes, the last checkpoint's size) — a restart then
+// replays at most about as much log as checkpoint — or when it is older than
+// checkpoint_age and the log is not empty, or when a slotted store (a volume)
+// has fewer than half its slots free. A checkpoint then scans
+// checkpoint_keys_per_turn keys per turn between requests, so the partition
+// never pauses for more than one such chunk.
+//
+// Thread-safety: a DurablePartition belongs to its partition's thread. The
+// LogSyncer runs one thread per node; Add/Remove are thread-safe.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common/config.h"
+#include "common/status.h"
+#include "kv/executor.h"
+#include "kv/protocol.h"
+#include "kv/redo.h"
+#include "wal/log_writer.h"
+#include "wal/segment_store.h"
+
+namespace rampart::kv {
+
+struct DurabilityOptions {
+  // Opens the segment store of one partition (by partition id). Empty: the
+  // node is volatile (kv.log = "none").
+  std::function<Result<std::unique_ptr<wal::SegmentStore>>(uint32_t partition)> open_store;
+  wal::SyncPolicy sync = wal::SyncPolicy::kInterval;
+  std::chrono::milliseconds sync_interval{1000};
+  uint64_t checkpoint_log_bytes = uint64_t{64} << 20;
+  std::chrono::seconds checkpoint_age{600};
+  size_t checkpoint_keys_per_turn = 2048;
+  // The cluster's name and partition count, for the logs' identity.
+  std::string cluster;
+  uint32_t partition_count = 0;
+  uint32_t node = 0;
+
+  bool enabled() const { return static_cast<bool>(open_store); }
+};
+
+// Segment bytes for a cluster: kv.log_segment_bytes, but at least the
+// largest message plus 1 MiB (one request is one record).
+uint64_t LogSegmentBytes(const ClusterConfig& config);
+
+// The options [kv] asks for. kv.log = "dir": open_store makes a
+// DirectoryStore at <data_dir>/node-<id>/partition-<p> (data_dir: the
+// argument, or kv.data_dir when it is empty). kv.log = "none": not enabled().
+// kv.log = "volume": everything but open_store, which the caller provides
+// (the volume lives in the storage layer).
+DurabilityOptions DurabilityOptionsFromConfig(const ClusterConfig& config, uint32_t node_id,
+                                              const std::string& data_dir);
+// Where node `node_id`'s partition `partition` keeps a "dir" log.
+std::string PartitionLogDir(const std::string& data_dir, uint32_t node_id, uint32_t partition);
+
+class DurablePartition {
+ public:
+  // Opens the partition's store, replays it into the executor's partition
+  // (which must be empty), opens the log writer after it and attaches it to
+  // the executor. `progress` sees bytes replayed and to replay.
+  static Result<std::unique_ptr<DurablePartition>> Open(
+      const DurabilityOptions& options, uint32_t partition, PartitionExecutor& executor,
+      const wire::ProtocolLimits& limits,
+      const std::function<void(uint64_t done, uint64_t total)>& progress);
+  ~DurablePartition();  // detaches from the executor
+
+  DurablePartition(const DurablePartition&) = delete;
+  DurablePartition& operator=(const DurablePartition&) = delete;
+
+  // The group commit of one turn: what the turn's requests changed is in the
+  // store (and synced, under kAlways) when this returns OK.
+  Status CommitTurn() { return writer_->Commit(); }
+  // Starts or continues a checkpoint (see above).
+  Status Background(std::chrono::steady_clock::time_point now);
+  // A checkpoint is running: the loop should not sleep.
+  bool busy() const { return writer_->checkpoint_in_progress(); }
+
+  wal::LogWriter& writer() { return *writer_; }
+  const wal::RecoveredLog& recovered() const { return recovered_; }
+
+ private:
+  DurablePartition(const DurabilityOptions& options, PartitionExecutor& executor);
+
+  const DurabilityOptions& options_;
+  PartitionExecutor& executor_;
+  std::unique_ptr<wal::SegmentStore> store_;
+  std::unique_ptr<wal::LogWriter> writer_;
+  std::unique_ptr<PartitionRedo> redo_;
+  wal::RecoveredLog recovered_;
+  std::chrono::steady_clock::time_point last_checkpoint_;
+};
+
+// Calls SyncNow on every added writer every `interval` (kInterval policy).
+// A sync error is passed to `on_error` once; syncing goes on for the others.
+class LogSyncer {
+ public:
+  LogSyncer(std::chrono::milliseconds interval, std::function<void(const Status&)> on_error);
+  ~LogSyncer();  // stops the thread (after a last sync round)
+
+  void Add(wal::LogWriter* writer);
+  // After Remove returns, the syncer does not touch `writer` any more.
+  void Remove(wal::LogWriter* writer);
+
+ private:
+  void Run();
+
+  const std::chrono::milliseconds interval_;
+  std::function<void(const Status&)> on_error_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<wal::LogWriter*> writers_;  // GUARDED_BY(mu_)
+  bool stop_ = false;                     // GUARDED_BY(mu_)
+  bool syncing_ = false;                  // GUARDED_BY(mu_): a round runs without mu_
+  std::thread thread_;
+};
+
+}  // namespace rampart::kv
