@@ -87,6 +87,31 @@ def cluster_toml(backend, ports, ucx_tls="", grace_ms=1000, proxy_port=None,
     return text
 
 
+def volume_logs_toml(storage_ports, storage_dir, nodes):
+    """kv.log = "volume": len(storage_ports) storage nodes serving files in storage_dir, and one
+    32 MiB log volume over them per kv-node (kvlog-N), for a cluster file of cluster_toml(). The
+    [[nodes]] entries get their log_volume from log_volume_lines()."""
+    text = ('[storage]\nengine = "threads"\nio_threads = 2\nqueue_depth = 32\ndirect = false\n'
+            'staging_bytes = "4MiB"\nmax_io_bytes = "1MiB"\n')
+    for i, port in enumerate(storage_ports):
+        text += (f'[[storage_nodes]]\nid = {i}\nhost = "127.0.0.1"\nport = {port}\n'
+                 f'path = "{storage_dir}/storage-{i}.img"\nsize = "{20 * nodes}MiB"\n')
+    for n in range(nodes):
+        text += (f'[[volumes]]\nname = "kvlog-{n}"\nsize = "32MiB"\n'
+                 f'nodes = [{", ".join(str(i) for i in range(len(storage_ports)))}]\n'
+                 f'node_offset = "{20 * n}MiB"\n')
+    return text
+
+
+def accepts(host, port, timeout_s=1.0):
+    """True when a TCP connection to host:port is accepted."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
 def pid_alive(pid):
     """True while /proc/<pid> exists and is not a zombie."""
     try:
@@ -118,7 +143,8 @@ class Cluster:
     port, and start() parses the proxy line of `up` into self.proxy."""
 
     def __init__(self, backend, tmp_path, ucx_tls="", grace_ms=1000, flavour=None,
-                 proxy=False, proxy_settings=None, arena_bytes=None, kv_settings=None):
+                 proxy=False, proxy_settings=None, arena_bytes=None, kv_settings=None,
+                 volume_logs=False):
         self.backend = backend
         self.flavour = flavour or backend  # "tcp", "ucx", "ucx-shm", "ucx-tcp"
         self.config = tmp_path / f"cluster-{backend}.toml"
@@ -129,17 +155,36 @@ class Cluster:
         if with_proxy:
             self.proxy_port = ports[4]
         self.data_dir = tmp_path / "data"
-        self.config.write_text(cluster_toml(backend, ports[:4], ucx_tls, grace_ms,
-                                            self.proxy_port, self.proxy_settings,
-                                            arena_bytes, kv_settings, self.data_dir))
+        text = cluster_toml(backend, ports[:4], ucx_tls, grace_ms, self.proxy_port,
+                            self.proxy_settings, arena_bytes, kv_settings, self.data_dir)
+        if volume_logs:
+            # Logs on a volume per kv-node over three storage nodes (files in tmp_path). Small
+            # messages and segments, so that 32 MiB volumes hold several.
+            storage_ports = free_ports(3)
+            self.storage_ports = storage_ports
+            text = text.replace("[kv]\n", '[kv]\nlog = "volume"\nlog_segment_bytes = "2MiB"\n', 1)
+            text = text.replace("[transport]\n", '[transport]\nmax_message_size = "1MiB"\n', 1)
+            text = re.sub(r'(\[\[nodes\]\]\nid = (\d+)\n)', r'\1log_volume = "kvlog-\2"\n', text)
+            text += volume_logs_toml(storage_ports, tmp_path, 4)
+        self.config.write_text(text)
+        self.tmp_path = tmp_path
+        self.runs = 0  # start() calls; run N > 1 logs to up-N.stdout/stderr
         self.stdout_path = tmp_path / "up.stdout"
         self.stderr_path = tmp_path / "up.stderr"
         self.proc = None
         self.node_pids = {}  # node id -> pid, from the "node N: pid P, ..." lines
+        self.storage_pids = {}  # storage node id -> pid, likewise
+        self.restarted_pids = set()  # every pid of a "restarted ..." line seen
         self.proxy = None    # {"pid", "host", "port", "workers", "aggregation"}
 
     def start(self):
+        """Runs `up` on the cluster file (again, after a crash(): same ports, same data)."""
         assert RAMPART.exists(), f"{RAMPART} is missing: run `make build` first"
+        self.runs += 1
+        if self.runs > 1:
+            self.stdout_path = self.tmp_path / f"up-{self.runs}.stdout"
+            self.stderr_path = self.tmp_path / f"up-{self.runs}.stderr"
+            self.node_pids = {}
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
             self.proc = subprocess.Popen(
                 [str(RAMPART), "up", "--config", str(self.config)],
@@ -159,6 +204,8 @@ class Cluster:
             assert m.group(4) == self.backend
             self.node_pids[int(m.group(1))] = int(m.group(2))
         assert sorted(self.node_pids) == [0, 1, 2, 3], self.stdout()
+        self.storage_pids = {int(m.group(1)): int(m.group(2)) for m in re.finditer(
+            r"^storage node (\d+): pid (\d+),", self.stdout(), re.M)}
         if self.proxy_port is not None:
             self.parse_proxy_line()
 
@@ -176,11 +223,47 @@ class Cluster:
             assert self.proxy["aggregation"] == ("on" if aggregate == "true" else "off"), out
 
     def pids(self):
-        """Every process `up` reported: the nodes and the proxy."""
-        pids = list(self.node_pids.values())
+        """Every process `up` reported: the nodes and the proxy, restarted ones too."""
+        pids = list(self.node_pids.values()) + list(self.restarted_pids)
         if self.proxy:
             pids.append(self.proxy["pid"])
         return pids
+
+    def crash(self):
+        """SIGKILLs every kv-node and the proxy at once, then `up` (before its supervision
+        restarts any: that waits 100 ms), by PID; waits until they are gone."""
+        victims = self.pids()
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=STOP_TIMEOUT_S)
+        assert wait_gone(victims, timeout_s=5.0) == []
+        # Restarted children (if any got that far) die with `up` (PR_SET_PDEATHSIG).
+        assert wait_gone(list(self.restarted_pids), timeout_s=5.0) == []
+
+    def wait_restarted(self, label, count=1, timeout_s=20.0):
+        """Waits (bounded) for the count-th `restarted LABEL: pid P, ...` line of `up` (label:
+        "node 2", "proxy", "storage node 0"); returns P, which node_pids (or proxy) then holds."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            found = re.findall(rf"^restarted {re.escape(label)}: pid (\d+),", self.stdout(), re.M)
+            if len(found) >= count:
+                pid = int(found[count - 1])
+                self.restarted_pids.add(pid)
+                m = re.fullmatch(r"node (\d+)", label)
+                if m:
+                    self.node_pids[int(m.group(1))] = pid
+                elif label == "proxy" and self.proxy:
+                    self.proxy["pid"] = pid
+                return pid
+            if self.proc.poll() is not None:
+                pytest.fail(f"rampart up exited with {self.proc.returncode}:\n{self.stderr()}")
+            time.sleep(0.05)
+        pytest.fail(f"no 'restarted {label}' line after {timeout_s} s:\n{self.stdout()}\n"
+                    f"{self.stderr()}")
 
     def stdout(self):
         return self.stdout_path.read_text(errors="replace")

@@ -130,5 +130,7 @@ void RegisterUpCommand(CLI::App& app, CommandContext& ctx);
 void RegisterNbdCommand(CLI::App& app, CommandContext& ctx);
 // `rampart volume info|verify|rebuild NAME` (volume.cc).
 void RegisterVolumeCommands(CLI::App& app, CommandContext& ctx);
+// `rampart kv log info|verify --node N` (kv_log.cc).
+void RegisterKvLogCommands(CLI::App& app, CommandContext& ctx);
 
 }  // namespace rampart::cmd

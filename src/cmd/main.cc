@@ -128,6 +128,7 @@ int Main(int argc, char** argv) {
   RegisterProxyCommand(app, ctx);
   RegisterNbdCommand(app, ctx);
   RegisterVolumeCommands(app, ctx);
+  RegisterKvLogCommands(app, ctx);
   AddGlobalFlagsFooter(app);
 
   try {

@@ -1,15 +1,24 @@
-// rampart up: starts every node of the cluster file as a child process
-// (`rampart kv-node --id N`) and the proxy (`rampart proxy`), waits until every partition port accepts a TCP
-// connection, prints what runs where and "ready", and stops everything on
-// SIGINT or SIGTERM.
+// rampart up: starts every process of the cluster file as a child — the
+// storage nodes (`rampart storage-node --id N`), the kv-nodes (`rampart
+// kv-node --id N`, which recover their redo logs first) and the proxy
+// (`rampart proxy`) —, waits until every port accepts a TCP connection,
+// prints what runs where and "ready", supervises them, and stops everything
+// on SIGINT or SIGTERM.
+//
+// Supervision. A child that dies while the cluster runs is started again
+// after a backoff (100 ms, doubling with each death in the last minute, at
+// most 5 s); `up` reports the death on stderr and, once the new process
+// listens, a "restarted ..." line on stdout. The others keep serving
+// meanwhile. A child that dies more than kMaxDeaths times within kDeathWindow
+// is crash-looping: `up` stops the cluster and exits 1.
 //
 // Signals: SIGINT, SIGTERM and SIGCHLD are blocked before the first fork and
 // taken with sigtimedwait, so a child that dies wakes `up` at once. Children
 // restore the original mask before exec and get PR_SET_PDEATHSIG(SIGTERM), so
 // they stop when `up` dies, however it dies.
 //
-// Exit codes: 0 after a requested stop; 1 when a node fails to start or dies
-// while running (the others are stopped first); 2 for a bad configuration.
+// Exit codes: 0 after a requested stop; 1 when a process fails to start or
+// crash-loops (the others are stopped first); 2 for a bad configuration.
 #include <CLI/CLI.hpp>
 
 #include <errno.h>
@@ -24,6 +33,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <deque>
+#include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -37,20 +49,34 @@ namespace rampart::cmd {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
 
 constexpr auto kReadyTimeout = std::chrono::seconds(20);
 constexpr auto kStopTimeout = std::chrono::seconds(5);
+constexpr auto kFirstBackoff = milliseconds(100);
+constexpr auto kMaxBackoff = milliseconds(5000);
+constexpr size_t kMaxDeaths = 5;
+constexpr auto kDeathWindow = std::chrono::seconds(60);
+
+// Started in this order, each kind once the one before listens: the kv-nodes
+// recover from log volumes on the storage nodes, the proxy asks the kv-nodes
+// for their newest timestamp.
+enum class Kind { kStorageNode, kKvNode, kProxy };
 
 struct Child {
-  std::string label;  // "node 3", "proxy"
+  Kind kind = Kind::kKvNode;
+  std::string label;                 // "node 3", "storage node 1", "proxy"
   std::vector<std::string> command;  // after the global flags: {"kv-node", "--id", "3"}
-  uint32_t node_id = 0;
+  std::string line;                  // what `ready` prints about it, after "pid P, "
   std::string host;
-  std::vector<uint32_t> partitions;
   std::vector<uint16_t> ports;
   pid_t pid = -1;
   bool running = false;  // not reaped yet
   int status = 0;        // waitpid status once reaped
+  // Supervision.
+  std::deque<Clock::time_point> deaths;  // within kDeathWindow
+  std::optional<Clock::time_point> restart_at;
+  bool awaiting_ready = false;  // restarted, not listening yet
 };
 
 // "exit status 3", "killed by signal 9 (Killed)"
@@ -68,9 +94,9 @@ std::string JoinNumbers(const auto& values) {
   return out;
 }
 
-// Reaps every child that has exited; returns the first newly reaped one, or nullptr.
-Child* ReapExited(std::vector<Child>& children) {
-  Child* first = nullptr;
+// Reaps every child that has exited; returns them.
+std::vector<Child*> ReapExited(std::vector<Child>& children) {
+  std::vector<Child*> reaped;
   for (Child& c : children) {
     if (!c.running) continue;
     int status = 0;
@@ -78,10 +104,10 @@ Child* ReapExited(std::vector<Child>& children) {
     if (r == c.pid || (r < 0 && errno == ECHILD)) {
       c.running = false;
       c.status = status;
-      if (first == nullptr) first = &c;
+      reaped.push_back(&c);
     }
   }
-  return first;
+  return reaped;
 }
 
 bool AnyRunning(const std::vector<Child>& children) {
@@ -99,10 +125,9 @@ void StopAll(std::vector<Child>& children) {
   }
   const auto deadline = Clock::now() + kStopTimeout;
   while (Clock::now() < deadline) {
-    while (ReapExited(children) != nullptr) {
-    }
+    ReapExited(children);
     if (!AnyRunning(children)) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(milliseconds(10));
   }
   for (Child& c : children) {
     if (!c.running) continue;
@@ -115,14 +140,229 @@ void StopAll(std::vector<Child>& children) {
 }
 
 // Waits up to `timeout` for SIGINT, SIGTERM or SIGCHLD; returns the signal or 0.
-int WaitSignal(const sigset_t& set, std::chrono::milliseconds timeout) {
+int WaitSignal(const sigset_t& set, milliseconds timeout) {
   timespec ts{static_cast<time_t>(timeout.count() / 1000),
               static_cast<long>((timeout.count() % 1000) * 1000000)};
   const int sig = sigtimedwait(&set, nullptr, &ts);
   return sig > 0 ? sig : 0;
 }
 
-int RunUp(CommandContext& ctx) {
+bool Listening(const Child& c) {
+  for (uint16_t port : c.ports) {
+    if (!AcceptsTcp(c.host, port, /*timeout_ms=*/200)) return false;
+  }
+  return true;
+}
+
+// The children in start order: storage nodes (the kv-nodes' log volumes need
+// them), kv-nodes, the proxy.
+std::vector<Child> PlanChildren(const ClusterConfig& config, const kv::Placement& placement,
+                                const std::string& data_dir) {
+  std::vector<Child> children;
+  for (const StorageNodeConfig& sn : config.storage_nodes) {
+    Child c;
+    c.kind = Kind::kStorageNode;
+    c.label = StrCat("storage node ", sn.id);
+    c.command = {"storage-node", "--id", std::to_string(sn.id)};
+    c.host = sn.host;
+    c.ports = {sn.port};
+    c.line = StrCat("serves ", sn.path, " on ", sn.address());
+    children.push_back(std::move(c));
+  }
+  for (const NodeConfig& node : config.nodes) {
+    Child c;
+    c.kind = Kind::kKvNode;
+    c.label = StrCat("node ", node.id);
+    c.command = {"kv-node", "--id", std::to_string(node.id)};
+    if (!data_dir.empty()) c.command.insert(c.command.end(), {"--data-dir", data_dir});
+    c.host = node.host;
+    std::vector<uint32_t> partitions;
+    for (uint32_t p : placement.PartitionsOfNode(node.id)) {
+      partitions.push_back(p);
+      c.ports.push_back(placement.Address(p).port);
+    }
+    c.line = StrCat("partitions ", JoinNumbers(partitions), " on ", node.host, ":",
+                    JoinNumbers(c.ports), " over ", config.transport.backend);
+    children.push_back(std::move(c));
+  }
+  if (config.proxy.enabled) {
+    Child c;
+    c.kind = Kind::kProxy;
+    c.label = "proxy";
+    c.command = {"proxy"};
+    c.host = config.proxy.host;
+    c.ports = {config.proxy.port};
+    const uint32_t workers = config.proxy.workers != 0
+                                 ? config.proxy.workers
+                                 : std::max(1u, std::thread::hardware_concurrency());
+    c.line = StrCat(c.host, ":", c.ports[0], ", ", workers, " workers, aggregation ",
+                    config.proxy.aggregate ? "on" : "off");
+    children.push_back(std::move(c));
+  }
+  return children;
+}
+
+class Up {
+ public:
+  Up(CommandContext& ctx, std::string exe, std::vector<Child> children, const sigset_t& old_mask)
+      : ctx_(ctx), exe_(std::move(exe)), children_(std::move(children)), old_mask_(old_mask) {}
+
+  std::vector<Child>& children() { return children_; }
+
+  // Forks and execs `c`. Everything exec needs is built before fork: the
+  // child only makes async-signal-safe calls.
+  Status Spawn(Child& c) {
+    std::vector<std::string> args = {exe_};
+    if (!ctx_.config_path.empty()) args.insert(args.end(), {"--config", ctx_.config_path});
+    args.insert(args.end(), {"--log-level", ctx_.log_level});
+    args.insert(args.end(), c.command.begin(), c.command.end());
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (getppid() != parent) _exit(1);  // `up` already died
+      sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+      execv(exe_.c_str(), argv.data());
+      _exit(127);
+    }
+    if (pid < 0) return InternalError("fork for ", c.label, ": ", strerror(errno));
+    c.pid = pid;
+    c.running = true;
+    spdlog::debug("{}: started pid {}", c.label, pid);
+    return Status::Ok();
+  }
+
+  // Starts the children of `kind` and waits until they listen. Returns an
+  // exit code when `up` must end (a child failed to start or died, a timeout,
+  // a stop signal), nullopt when they are ready.
+  std::optional<int> StartKind(Kind kind, const sigset_t& signals) {
+    for (Child& c : children_) {
+      if (c.kind != kind) continue;
+      if (Status st = Spawn(c); !st.ok()) return ReportFailure(st);
+    }
+    const auto deadline = Clock::now() + kReadyTimeout;
+    std::vector<bool> ready(children_.size(), false);
+    for (size_t i = 0; i < children_.size(); ++i) ready[i] = children_[i].kind != kind;
+    for (;;) {
+      if (auto dead = ReapExited(children_); !dead.empty()) {
+        std::fprintf(stderr, "rampart: %s (pid %d) exited during start: %s\n",
+                     dead[0]->label.c_str(), static_cast<int>(dead[0]->pid),
+                     DescribeStatus(dead[0]->status).c_str());
+        return kExitFailure;
+      }
+      bool all = true;
+      for (size_t i = 0; i < children_.size(); ++i) {
+        if (!ready[i]) ready[i] = Listening(children_[i]);
+        all = all && ready[i];
+      }
+      if (all) return std::nullopt;
+      if (Clock::now() >= deadline) {
+        std::string waiting;
+        for (size_t i = 0; i < children_.size(); ++i) {
+          if (!ready[i]) waiting += (waiting.empty() ? "" : ", ") + children_[i].label;
+        }
+        std::fprintf(stderr, "rampart: %s not listening on all ports after %lld s; stopping\n",
+                     waiting.c_str(),
+                     static_cast<long long>(
+                         std::chrono::duration_cast<std::chrono::seconds>(kReadyTimeout).count()));
+        return kExitFailure;
+      }
+      const int sig = WaitSignal(signals, milliseconds(50));
+      if (sig == SIGINT || sig == SIGTERM) {
+        spdlog::info("{} received during start; stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
+        return kExitOk;
+      }
+    }
+  }
+
+  // A child died while the cluster ran: schedule its restart, or give up when
+  // it crash-loops (returns false).
+  bool OnDeath(Child& c, Clock::time_point now) {
+    c.awaiting_ready = false;
+    c.deaths.push_back(now);
+    while (!c.deaths.empty() && now - c.deaths.front() > kDeathWindow) c.deaths.pop_front();
+    if (c.deaths.size() > kMaxDeaths) {
+      std::fprintf(stderr,
+                   "rampart: %s (pid %d) died: %s; it died %zu times within %lld s "
+                   "(crash-looping): stopping the cluster\n",
+                   c.label.c_str(), static_cast<int>(c.pid), DescribeStatus(c.status).c_str(),
+                   c.deaths.size(),
+                   static_cast<long long>(
+                       std::chrono::duration_cast<std::chrono::seconds>(kDeathWindow).count()));
+      return false;
+    }
+    const auto backoff =
+        std::min<milliseconds>(kFirstBackoff * (1 << (c.deaths.size() - 1)), kMaxBackoff);
+    c.restart_at = now + backoff;
+    std::fprintf(stderr, "rampart: %s (pid %d) died: %s; restarting it in %lld ms (%zu deaths "
+                 "in the last %lld s)\n",
+                 c.label.c_str(), static_cast<int>(c.pid), DescribeStatus(c.status).c_str(),
+                 static_cast<long long>(backoff.count()), c.deaths.size(),
+                 static_cast<long long>(
+                     std::chrono::duration_cast<std::chrono::seconds>(kDeathWindow).count()));
+    return true;
+  }
+
+  // Restarts children whose backoff passed and reports those that listen again.
+  Status Supervise(Clock::time_point now) {
+    for (Child& c : children_) {
+      if (c.restart_at && *c.restart_at <= now && !c.running) {
+        c.restart_at.reset();
+        RAMPART_RETURN_IF_ERROR(Spawn(c));
+        c.awaiting_ready = true;
+      }
+      if (c.awaiting_ready && c.running && Listening(c)) {
+        c.awaiting_ready = false;
+        std::printf("restarted %s: pid %d, %s\n", c.label.c_str(), static_cast<int>(c.pid),
+                    c.line.c_str());
+        std::fflush(stdout);
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Serves until a stop signal (exit 0) or a crash loop (exit 1).
+  int Run(const sigset_t& signals) {
+    for (;;) {
+      const int sig = WaitSignal(signals, milliseconds(100));
+      if (sig == SIGINT || sig == SIGTERM) {
+        spdlog::info("{} received; stopping {} processes", sig == SIGINT ? "SIGINT" : "SIGTERM",
+                     children_.size());
+        StopAll(children_);
+        for (const Child& c : children_) {
+          if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
+            spdlog::warn("{} (pid {}) stopped with {}", c.label, c.pid, DescribeStatus(c.status));
+          }
+        }
+        std::printf("stopped\n");
+        std::fflush(stdout);
+        return kExitOk;
+      }
+      const auto now = Clock::now();
+      for (Child* dead : ReapExited(children_)) {
+        if (!OnDeath(*dead, now)) {
+          StopAll(children_);
+          return kExitFailure;
+        }
+      }
+      if (Status st = Supervise(now); !st.ok()) {
+        StopAll(children_);
+        return ReportFailure(st);
+      }
+    }
+  }
+
+ private:
+  CommandContext& ctx_;
+  const std::string exe_;
+  std::vector<Child> children_;
+  const sigset_t old_mask_;
+};
+
+int RunUp(CommandContext& ctx, const std::string& data_dir) {
   const Result<ClusterConfig>& config = ctx.config();
   if (!config.ok()) return ReportUsageError(config.status());
   auto placement = kv::Placement::Create(config->nodes, config->kv.partitions_per_node);
@@ -137,28 +377,6 @@ int RunUp(CommandContext& ctx) {
   if (exe_len <= 0) return ReportFailure(ErrnoStatus("cannot read /proc/self/exe", errno));
   exe[exe_len] = '\0';
 
-  std::vector<Child> children;
-  for (const NodeConfig& node : config->nodes) {
-    Child c;
-    c.label = StrCat("node ", node.id);
-    c.command = {"kv-node", "--id", std::to_string(node.id)};
-    c.node_id = node.id;
-    c.host = node.host;
-    for (uint32_t p : placement->PartitionsOfNode(node.id)) {
-      c.partitions.push_back(p);
-      c.ports.push_back(placement->Address(p).port);
-    }
-    children.push_back(std::move(c));
-  }
-  if (config->proxy.enabled) {
-    Child c;
-    c.label = "proxy";
-    c.command = {"proxy"};
-    c.host = config->proxy.host;
-    c.ports = {config->proxy.port};
-    children.push_back(std::move(c));
-  }
-
   sigset_t signals, old_mask;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
@@ -168,138 +386,40 @@ int RunUp(CommandContext& ctx) {
   std::fflush(stdout);
   std::fflush(stderr);
 
-  const pid_t parent = getpid();
-  for (Child& c : children) {
-    // Everything exec needs is built before fork: the child only makes
-    // async-signal-safe calls.
-    std::vector<std::string> args = {exe};
-    if (!ctx.config_path.empty()) {
-      args.push_back("--config");
-      args.push_back(ctx.config_path);
-    }
-    args.insert(args.end(), {"--log-level", ctx.log_level});
-    args.insert(args.end(), c.command.begin(), c.command.end());
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-
-    const pid_t pid = fork();
-    if (pid == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGTERM);
-      if (getppid() != parent) _exit(1);  // `up` already died
-      sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-      execv(exe, argv.data());
-      _exit(127);
-    }
-    if (pid < 0) {
-      const int err = errno;
-      StopAll(children);
-      return ReportFailure(InternalError("fork for ", c.label, ": ", strerror(err)));
-    }
-    c.pid = pid;
-    c.running = true;
-    spdlog::debug("{}: started pid {}", c.label, pid);
-  }
-
-  // Wait until every partition port accepts a connection.
-  const auto deadline = Clock::now() + kReadyTimeout;
-  std::vector<bool> ready(children.size(), false);
-  for (;;) {
-    if (Child* dead = ReapExited(children)) {
-      std::fprintf(stderr, "rampart: %s (pid %d) exited during start: %s\n", dead->label.c_str(),
-                   static_cast<int>(dead->pid), DescribeStatus(dead->status).c_str());
-      StopAll(children);
-      return kExitFailure;
-    }
-    bool all = true;
-    for (size_t i = 0; i < children.size(); ++i) {
-      if (ready[i]) continue;
-      bool node_ready = true;
-      for (uint16_t port : children[i].ports) {
-        if (!AcceptsTcp(children[i].host, port, /*timeout_ms=*/200)) {
-          node_ready = false;
-          break;
-        }
-      }
-      ready[i] = node_ready;
-      all = all && node_ready;
-    }
-    if (all) break;
-    if (Clock::now() >= deadline) {
-      std::string waiting;
-      for (size_t i = 0; i < children.size(); ++i) {
-        if (!ready[i]) waiting += (waiting.empty() ? "" : ", ") + children[i].label;
-      }
-      std::fprintf(stderr, "rampart: %s not listening on all ports after %lld s; stopping\n",
-                   waiting.c_str(),
-                   static_cast<long long>(
-                       std::chrono::duration_cast<std::chrono::seconds>(kReadyTimeout).count()));
-      StopAll(children);
-      return kExitFailure;
-    }
-    const int sig = WaitSignal(signals, std::chrono::milliseconds(50));
-    if (sig == SIGINT || sig == SIGTERM) {
-      spdlog::info("{} received during start; stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
-      StopAll(children);
-      return kExitOk;
+  Up up(ctx, exe, PlanChildren(*config, *placement, data_dir), old_mask);
+  for (Kind kind : {Kind::kStorageNode, Kind::kKvNode, Kind::kProxy}) {
+    if (std::optional<int> exit = up.StartKind(kind, signals)) {
+      StopAll(up.children());
+      return *exit;
     }
   }
-
-  for (const Child& c : children) {
-    if (c.label == "proxy") {
-      const uint32_t workers = config->proxy.workers != 0
-                                   ? config->proxy.workers
-                                   : std::max(1u, std::thread::hardware_concurrency());
-      std::printf("proxy: pid %d, %s:%u, %u workers, aggregation %s\n", static_cast<int>(c.pid),
-                  c.host.c_str(), c.ports[0], workers, config->proxy.aggregate ? "on" : "off");
-      continue;
-    }
-    std::printf("node %u: pid %d, partitions %s on %s:%s over %s\n", c.node_id,
-                static_cast<int>(c.pid), JoinNumbers(c.partitions).c_str(), c.host.c_str(),
-                JoinNumbers(c.ports).c_str(), config->transport.backend.c_str());
+  for (const Child& c : up.children()) {
+    std::printf("%s: pid %d, %s\n", c.label.c_str(), static_cast<int>(c.pid), c.line.c_str());
   }
   std::printf("ready: cluster \"%s\", %zu nodes, %u partitions; Ctrl-C or SIGTERM stops it\n",
               config->name.c_str(), config->nodes.size(), placement->partition_count());
   std::fflush(stdout);
-
-  for (;;) {
-    const int sig = WaitSignal(signals, std::chrono::milliseconds(500));
-    if (Child* dead = ReapExited(children)) {
-      std::fprintf(stderr, "rampart: %s (pid %d) died: %s; stopping the cluster\n",
-                   dead->label.c_str(), static_cast<int>(dead->pid),
-                   DescribeStatus(dead->status).c_str());
-      StopAll(children);
-      return kExitFailure;
-    }
-    if (sig == SIGINT || sig == SIGTERM) {
-      spdlog::info("{} received; stopping {} processes", sig == SIGINT ? "SIGINT" : "SIGTERM",
-                   children.size());
-      StopAll(children);
-      for (const Child& c : children) {
-        if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
-          spdlog::warn("{} (pid {}) stopped with {}", c.label, c.pid,
-                       DescribeStatus(c.status));
-        }
-      }
-      std::printf("stopped\n");
-      std::fflush(stdout);
-      return kExitOk;
-    }
-  }
+  return up.Run(signals);
 }
 
 }  // namespace
 
 void RegisterUpCommand(CLI::App& app, CommandContext& ctx) {
+  auto data_dir = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "up",
-      "Start every node of the cluster file as a child process (`rampart kv-node --id N`) and, "
-      "unless proxy.enabled is false, the Redis-protocol proxy (`rampart proxy`); wait until "
-      "every partition port and the proxy port accept connections (at most 20 s), print what "
-      "runs where and \"ready\"; SIGINT or SIGTERM stops them all (SIGTERM, SIGKILL after 5 s) "
-      "and exits 0. A process that fails to start or dies stops the cluster: exit 1. Children "
-      "die with `up`.");
-  OnRun(cmd, ctx, [&ctx] { return RunUp(ctx); });
+      "Start every process of the cluster file as a child: the [[storage_nodes]] (`rampart "
+      "storage-node --id N`), the kv-nodes (`rampart kv-node --id N`, which first recover "
+      "their redo logs) and, unless proxy.enabled is false, the Redis-protocol proxy "
+      "(`rampart proxy`); wait until every port accepts connections (at most 20 s), print "
+      "what runs where and \"ready\". A process that dies is restarted (backoff from 100 ms "
+      "to 5 s) and reported; one that dies more than 5 times in 60 s stops the cluster "
+      "(exit 1), as does one that fails to start. SIGINT or SIGTERM stops them all "
+      "(SIGTERM, SIGKILL after 5 s) and exits 0. Children die with `up`.");
+  cmd->add_option("--data-dir", *data_dir,
+                  "Directory of the kv-nodes' redo logs when kv.log = \"dir\" (default: "
+                  "kv.data_dir, ./rampart-data)");
+  OnRun(cmd, ctx, [&ctx, data_dir] { return RunUp(ctx, *data_dir); });
 }
 
 }  // namespace rampart::cmd

@@ -195,7 +195,7 @@ struct PartitionExecutor::Impl {
       const PartitionStats st = partition.Stats();
       w.Stats(h.partition, h.request_id,
               wire::PartitionStatsInfo{partition.LiveKeys(), st.versions, st.arena.page_bytes,
-                                       st.arena.reserved_bytes});
+                                       st.arena.reserved_bytes, partition.max_ts()});
     } else if (std::holds_alternative<wire::FlushRequest>(req.body)) {
       partition.Flush();
       if (redo != nullptr) redo->Flush();

@@ -339,6 +339,7 @@ TEST_F(ExecutorTest, StatsAnswerKeysVersionsAndMemory) {
   EXPECT_EQ(r.stats.versions, 2u);
   EXPECT_GE(r.stats.used_bytes, 100000u);
   EXPECT_EQ(r.stats.reserved_bytes, 8u << 20);
+  EXPECT_EQ(r.stats.max_ts, 10u);
 }
 
 TEST_F(ExecutorTest, CountAnswersLiveKeysAndFlushDropsEverything) {

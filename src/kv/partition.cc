@@ -87,6 +87,7 @@ Status Partition::Prepare(uint64_t ts, std::span<const PrepareItem> items,
                                             .metadata = item.metadata});
     written.push_back(Written{i, *ref, entry});
   }
+  max_ts_ = std::max(max_ts_, ts);
   if (written.empty()) return Status::Ok();
 
   // Index them.

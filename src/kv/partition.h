@@ -201,6 +201,10 @@ class Partition {
   // Keys whose latest committed version is not a tombstone. O(1) (a counter,
   // see "Live keys" above).
   uint64_t LiveKeys() const { return live_keys_; }
+  // The largest timestamp ever prepared here (0: none), recovered ones too:
+  // a client that restarted with a clock behind it issues timestamps above it
+  // (Client::ObserveTimestamp), so its writes are not ordered before them.
+  uint64_t max_ts() const { return max_ts_; }
 
   // Removes every version, committed and prepared, freeing their slots as Gc
   // does (see "Flush" above); pending prepares, deadlines and the reclaim
@@ -314,6 +318,7 @@ class Partition {
   uint64_t expired_prepares_ = 0;
   uint64_t flushed_ = 0;
   uint64_t live_keys_ = 0;  // see LiveKeys()
+  uint64_t max_ts_ = 0;     // see max_ts()
   IndexNode* keys_head_ = nullptr;  // the scan list
   IndexNode* keys_tail_ = nullptr;
   IndexNode* scan_cursor_ = nullptr;  // next key a scan visits; nullptr: done

@@ -352,6 +352,7 @@ struct PartitionStatsInfo {
   uint64_t versions = 0;        // prepared + committed versions held
   uint64_t used_bytes = 0;      // arena pages in use (slabs and large slots)
   uint64_t reserved_bytes = 0;  // arena extents registered
+  uint64_t max_ts = 0;          // largest timestamp prepared (Partition::max_ts)
 };
 
 struct Reply {

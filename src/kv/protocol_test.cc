@@ -550,7 +550,7 @@ TEST(ProtocolTest, CountAndFlushLayoutNamesAndTruncation) {
 TEST(ProtocolTest, StatsReplyRoundTripAndTruncation) {
   EXPECT_EQ(MsgTypeName(MsgType::kStats), "STATS");
   std::vector<std::byte> rep;
-  ReplyWriter(&rep).Stats(3, 5, PartitionStatsInfo{7, 9, 4096, 64u << 20});
+  ReplyWriter(&rep).Stats(3, 5, PartitionStatsInfo{7, 9, 4096, 64u << 20, 12345});
   auto replies = DecodeReplies(rep, ProtocolLimits());
   ASSERT_TRUE(replies.ok()) << replies.status().ToString();
   const PartitionStatsInfo& st = (*replies)[0].stats;
@@ -558,6 +558,7 @@ TEST(ProtocolTest, StatsReplyRoundTripAndTruncation) {
   EXPECT_EQ(st.versions, 9u);
   EXPECT_EQ(st.used_bytes, 4096u);
   EXPECT_EQ(st.reserved_bytes, 64u << 20);
+  EXPECT_EQ(st.max_ts, 12345u);
   for (size_t len = 0; len < rep.size(); ++len) {
     EXPECT_FALSE(DecodeReplies(std::span(rep).first(len), ProtocolLimits()).ok()) << len;
   }

@@ -92,6 +92,17 @@ void Worker::Run(std::promise<Status> ready) {
     return;
   }
   client_ = std::move(*client);
+  if (index_ == 0) {
+    // The workers share one timestamp source: issue nothing below what the
+    // kv-nodes hold (this proxy may have restarted with a clock behind them).
+    // Best effort: a node that is down now is not waited for.
+    if (auto stats = client_->QueryStoreStats(); stats.ok()) {
+      client_->ObserveTimestamp(stats->max_ts);
+    } else {
+      spdlog::warn("proxy: could not ask every kv-node for its newest timestamp: {}",
+                   stats.status().ToString());
+    }
+  }
   ready.set_value(Status::Ok());
 
   std::vector<epoll_event> events(256);

@@ -285,6 +285,11 @@ Status Client::Impl::Exchange(std::vector<OutgoingRequest>& reqs, std::vector<Ca
 
 Status Client::Impl::Exchange(std::vector<OutgoingRequest>& reqs, std::vector<Call>& calls,
                               std::span<const Route> routes, bool coalesce) {
+  // Learn about connections that failed while this client was idle (a node
+  // that died and came back): their requests then go to a new connection
+  // instead of failing on the dead one.
+  for (int i = 0; i < 16 && fabric_->Progress() > 0; ++i) {
+  }
   calls.assign(reqs.size(), Call());  // no reallocation below: inflight_ points in
   for (size_t i = 0; i < reqs.size(); ++i) {
     Call& c = calls[i];

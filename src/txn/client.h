@@ -146,6 +146,7 @@ struct StoreStats {
   uint64_t versions = 0;
   uint64_t used_bytes = 0;      // arena pages in use
   uint64_t reserved_bytes = 0;  // arena extents registered
+  uint64_t max_ts = 0;          // the largest timestamp any partition holds
 };
 
 class Client {
@@ -193,6 +194,10 @@ class Client {
   // isolated from transactions running meanwhile.
   Result<uint64_t> CountKeys();
   Result<StoreStats> QueryStoreStats();
+  // Every timestamp this client (its TimestampSource) issues from now on is
+  // above `ts`: a process that starts with a clock behind the cluster's data
+  // (after a restart) observes QueryStoreStats().max_ts first.
+  void ObserveTimestamp(uint64_t ts);
   Status FlushAll();
 
   const ClientOptions& options() const;

@@ -393,9 +393,12 @@ Result<StoreStats> Client::QueryStoreStats() {
     total.versions += c.stats.versions;
     total.used_bytes += c.stats.used_bytes;
     total.reserved_bytes += c.stats.reserved_bytes;
+    total.max_ts = std::max(total.max_ts, c.stats.max_ts);
   }
   return total;
 }
+
+void Client::ObserveTimestamp(uint64_t ts) { impl_->ObserveTimestamp(ts); }
 
 Status Client::FlushAll() {
   std::vector<Call> calls;

@@ -56,6 +56,7 @@ class Client::Impl {
   Result<std::vector<std::optional<std::string>>> Read(const std::vector<std::string>& keys);
 
   const ClientOptions& options() const { return options_; }
+  void ObserveTimestamp(uint64_t ts) { timestamps_->NextAfter(ts); }
   const kv::Placement& placement() const { return placement_; }
   Stats stats() const { return stats_; }
 
