@@ -34,21 +34,23 @@ TARGET_VS_TWEMPROXY = {"SET": 1.0, "GET": 1.0, "MSET4": 1.5, "MGET4": 1.5}
 TARGET_AGG = 1.3
 
 
-def load(d):
+def load(d, benchmark="proxy", key=None):
+    """bench/proxy.sh's points and configuration in d; writes d/summary.json with both (points
+    sorted by `key`, default this script's order)."""
     points = []
     for path in sorted(glob.glob(os.path.join(d, "*-P*.json"))):
         with open(path) as f:
             points.append(json.load(f))
     if not points:
-        sys.exit(f"plot_proxy.py: no results in {d}")
+        sys.exit(f"plot_{benchmark}.py: no results in {d}")
     cfg_path = os.path.join(d, "configuration.json")
     cfg = {}
     if os.path.exists(cfg_path):
         with open(cfg_path) as f:
             cfg = json.load(f)
     with open(os.path.join(d, "summary.json"), "w") as f:
-        json.dump({"benchmark": "proxy", "configuration": cfg,
-                   "points": sorted(points, key=order)}, f, indent=2)
+        json.dump({"benchmark": benchmark, "configuration": cfg,
+                   "points": sorted(points, key=key or order)}, f, indent=2)
     return cfg, points
 
 

@@ -6,6 +6,15 @@
 #   rampart-noagg  the same, aggregation off
 #   twemproxy      Debian's nutcracker (ketama, fnv1a_64) in front of 4 redis-server
 #   redis          one redis-server
+# and, for the durability comparison (bench/durability.sh picks them):
+#   rampart-dir-interval   rampart-agg with redo logs in files under DATA_DIR,
+#                          kv.sync = interval (acknowledged once written, synced each second)
+#   rampart-dir-always     the same with kv.sync = always (acknowledged once synced)
+#   rampart-volume-always  logs on one erasure-coded volume per kv-node over 3 storage
+#                          nodes serving files under DATA_DIR, kv.sync = always
+#   redis-aof-everysec     one redis-server, appendonly yes, appendfsync everysec, in DATA_DIR
+#   redis-aof-always       the same with appendfsync always
+# (rampart-agg itself runs with kv.log = "none": volatile.)
 # each driven by redis-benchmark -c 50 -r 100000 at -P 1 and -P 16 with
 #   SET, GET       -t set, -t get (3 B values; one run each, so each gets its own -n)
 #   MSET4          MSET key:__rand_int__ xxx (x4)   (each __rand_int__ is drawn on
@@ -26,6 +35,10 @@
 #              stop), so slow drift of the host spreads over all systems alike.
 #   BACKEND    rampart's transport backend: ucx (default) | tcp
 #   SYSTEMS    subset and order (default "rampart-agg rampart-noagg twemproxy redis")
+#   TESTS      subset of "set get mset4 mget4" (the default, in that order)
+#   DATA_DIR   where the durable systems write (default: a fresh directory under
+#              the temp dir; give one on the disk to measure, e.g. under /var/tmp)
+#   PLOT       the plotting script (default bench/plot_proxy.py)
 #   RAMPART_BIN  default build/release/rampart (copied to a temp dir first, so a
 #              rebuild during the run does not disturb it)
 #   CLIENTS (50), KEYS (100000)
@@ -45,6 +58,8 @@ nmax="${NMAX:-5000000}"
 reps="${REPS:-1}"
 backend="${BACKEND:-ucx}"
 systems="${SYSTEMS:-rampart-agg rampart-noagg twemproxy redis}"
+tests="${TESTS:-set get mset4 mget4}"
+plot="${PLOT:-bench/plot_proxy.py}"
 clients="${CLIENTS:-50}"
 keys="${KEYS:-100000}"
 src_bin="${RAMPART_BIN:-build/release/rampart}"
@@ -53,8 +68,12 @@ pipelines=(1 16)
 
 case "$backend" in ucx|tcp) ;; *) echo "proxy.sh: BACKEND must be ucx or tcp" >&2; exit 2 ;; esac
 for s in $systems; do
-  case "$s" in rampart-agg|rampart-noagg|twemproxy|redis) ;;
+  case "$s" in rampart-agg|rampart-noagg|twemproxy|redis|rampart-dir-interval|rampart-dir-always|\
+    rampart-volume-always|redis-aof-everysec|redis-aof-always) ;;
     *) echo "proxy.sh: unknown system $s in SYSTEMS" >&2; exit 2 ;; esac
+done
+for t in $tests; do
+  case "$t" in set|get|mset4|mget4) ;; *) echo "proxy.sh: unknown test $t in TESTS" >&2; exit 2 ;; esac
 done
 for tool in redis-server redis-benchmark redis-cli nutcracker; do
   command -v "$tool" >/dev/null || { echo "proxy.sh: $tool not found (make deps)" >&2; exit 1; }
@@ -69,6 +88,7 @@ esac
 . bench/cluster.sh
 
 tmp=$(mktemp -d)
+data_root="${DATA_DIR:-$tmp/data}"
 pids=()       # every process started here, stopped by PID on exit
 pid_names=()
 
@@ -131,18 +151,23 @@ wait_ping() {  # PORT WHAT PID: up to 10 s for PONG on 127.0.0.1:PORT
   return 1
 }
 
-start_redis() {  # PORT NAME
-  redis-server --port "$1" --bind 127.0.0.1 --save "" --appendonly no \
+start_redis() {  # PORT NAME [FSYNC: everysec|always, for an AOF in DATA_DIR]
+  local persistence=(--appendonly no)
+  if [ -n "${3:-}" ]; then
+    rm -rf "$data_root/$2" && mkdir -p "$data_root/$2"
+    persistence=(--appendonly yes --appendfsync "$3" --dir "$data_root/$2")
+  fi
+  redis-server --port "$1" --bind 127.0.0.1 --save "" "${persistence[@]}" \
     --daemonize no --logfile "$tmp/$2.log" &
   started_pid "$2"
   wait_ping "$1" "redis-server $2" "$!" || { cat "$tmp/$2.log" >&2; exit 1; }
 }
 
 # Each start_* sets $port (where redis-benchmark goes) and $info (a line for the log).
-start_system_redis() {
+start_system_redis() {  # [FSYNC]
   port=$(nodes=1 partitions=1 free_ports)
-  start_redis "$port" redis
-  info="redis-server $port"
+  start_redis "$port" "redis${1:+-aof-$1}" "${1:-}"
+  info="redis-server $port${1:+, appendonly yes, appendfsync $1, in $data_root}"
 }
 
 start_system_twemproxy() {
@@ -162,17 +187,48 @@ start_system_twemproxy() {
   info="nutcracker $port (stats ${p[5]}) -> redis-server ${p[0]} ${p[1]} ${p[2]} ${p[3]}"
 }
 
-start_system_rampart() {  # on|off; retried: a port can be taken between the check and the bind
-  local agg=$1 cfg="$tmp/rampart-$1.toml" attempt id p i
+# The [kv] log settings and the extra sections of a durability mode:
+# none | dir-interval | dir-always | volume-always. P: the ports array (5 on are
+# the storage nodes').
+log_settings() {  # MODE
+  case "$1" in
+    none) printf 'log = "none"\n' ;;
+    dir-*) rm -rf "$data_root/rampart" && mkdir -p "$data_root/rampart"
+           printf 'log = "dir"\ndata_dir = "%s"\nsync = "%s"\n' "$data_root/rampart" "${1#dir-}" ;;
+    volume-*) printf 'log = "volume"\nsync = "%s"\nlog_segment_bytes = "16MiB"\n' "${1#volume-}" ;;
+  esac
+}
+
+# volume-*: 3 storage nodes serving files under DATA_DIR, one 1 GiB log
+# volume per kv-node over them (k = 2).
+storage_settings() {  # PORT0 PORT1 PORT2
+  local i ports=("$@")
+  rm -rf "$data_root/storage" && mkdir -p "$data_root/storage"
+  for i in 0 1 2; do
+    printf '[[storage_nodes]]\nid = %d\nhost = "127.0.0.1"\nport = %d\npath = "%s"\nsize = "2100MiB"\n' \
+      "$i" "${ports[$i]}" "$data_root/storage/node-$i.img"
+  done
+  for i in 0 1 2 3; do
+    printf '[[volumes]]\nname = "kvlog-%d"\nsize = "1GiB"\nnodes = [0, 1, 2]\nnode_offset = "%dMiB"\n' \
+      "$i" $((i * 520))
+  done
+}
+
+start_system_rampart() {  # on|off [LOG MODE]; retried: a port can be taken between check and bind
+  local agg=$1 mode=${2:-none} cfg="$tmp/rampart-$1-${2:-none}.toml" attempt id p i
   for attempt in 1 2 3; do
-    read -r -a p <<< "$(nodes=5 partitions=1 free_ports)"
+    read -r -a p <<< "$(nodes=8 partitions=1 free_ports)"
     {
       printf '[cluster]\nname = "proxy-bench"\n[transport]\nbackend = "%s"\nspin_us = 0\n' "$backend"
-      printf '[kv]\npartitions_per_node = 1\narena_bytes = "256MiB"\ngrace_ms = 2000\nlog = "none"\n'
+      [[ "$mode" == volume-* ]] && printf 'max_message_size = "8MiB"\n'
+      printf '[kv]\npartitions_per_node = 1\narena_bytes = "256MiB"\ngrace_ms = 2000\n'
+      log_settings "$mode"
       printf '[proxy]\nport = %d\naggregate = %s\n' "${p[4]}" "$([ "$agg" = on ] && echo true || echo false)"
       for id in 0 1 2 3; do
         printf '[[nodes]]\nid = %d\nhost = "127.0.0.1"\nport = %d\n' "$id" "${p[$id]}"
+        [[ "$mode" == volume-* ]] && printf 'log_volume = "kvlog-%d"\n' "$id"
       done
+      if [[ "$mode" == volume-* ]]; then storage_settings "${p[5]}" "${p[6]}" "${p[7]}"; fi
     } > "$cfg"
     : > "$tmp/up.log"
     "$tmp/rampart" --config "$cfg" up > "$tmp/up.log" 2>&1 &
@@ -203,9 +259,11 @@ start_system_rampart() {  # on|off; retried: a port can be taken between the che
 start_system() {  # SYSTEM
   case "$1" in
     redis) start_system_redis ;;
+    redis-aof-*) start_system_redis "${1#redis-aof-}" ;;
     twemproxy) start_system_twemproxy ;;
     rampart-agg) start_system_rampart on ;;
     rampart-noagg) start_system_rampart off ;;
+    rampart-*) start_system_rampart on "${1#rampart-}" ;;
   esac
 }
 
@@ -318,10 +376,16 @@ run_system() {  # SYSTEM REP
   [ -n "$proxy_line" ] && echo "$proxy_line" > "$tmp/$system.proxy"
   load_keys "$port"
   for p in "${pipelines[@]}"; do
-    bench_point "$system" "$p" "$rep" set -t set
-    bench_point "$system" "$p" "$rep" get -t get
-    bench_point "$system" "$p" "$rep" mset4 MSET key:__rand_int__ xxx key:__rand_int__ xxx key:__rand_int__ xxx key:__rand_int__ xxx
-    bench_point "$system" "$p" "$rep" mget4 MGET key:__rand_int__ key:__rand_int__ key:__rand_int__ key:__rand_int__
+    for t in $tests; do
+      case "$t" in
+        set) bench_point "$system" "$p" "$rep" set -t set ;;
+        get) bench_point "$system" "$p" "$rep" get -t get ;;
+        mset4) bench_point "$system" "$p" "$rep" mset4 MSET key:__rand_int__ xxx key:__rand_int__ xxx \
+                 key:__rand_int__ xxx key:__rand_int__ xxx ;;
+        mget4) bench_point "$system" "$p" "$rep" mget4 MGET key:__rand_int__ key:__rand_int__ \
+                 key:__rand_int__ key:__rand_int__ ;;
+      esac
+    done
     for pid in "${pids[@]}"; do
       kill -0 "$pid" 2>/dev/null || { echo "proxy.sh: a process of $system (pid $pid) died during -P $p" >&2; exit 1; }
     done
@@ -399,7 +463,8 @@ cfg = {
     "systems": systems, "backend": "$backend", "rampart_nodes": 4, "rampart_partitions_per_node": 1,
     "rampart_spin_us": 0, "rampart_proxy": proxy_lines,
     "twemproxy": "nutcracker, hash fnv1a_64, distribution ketama, auto_eject_hosts false, 4 redis-server",
-    "redis_server_flags": "--save '' --appendonly no",
+    "redis_server_flags": "--save '' --appendonly no (redis-aof-*: --appendonly yes --appendfsync everysec|always)",
+    "data_dir": "$data_root", "data_fs": os.environ.get("DATA_FS", ""),
     "clients": $clients, "keyspace": $keys, "value_bytes": 3, "pipelines": [1, 16],
     "requests": ({"P1": $n1, "P16": $n16} if "$fixed_n" else
                  {"calibrated_seconds_per_point": $seconds, "max": $nmax}),
@@ -417,4 +482,4 @@ with open(f"{out}/configuration.json", "w") as f:
     json.dump(cfg, f, indent=2)
 PY
 echo "proxy bench: took $elapsed s" >&2
-bench/.venv/bin/python bench/plot_proxy.py "$out"
+bench/.venv/bin/python "$plot" "$out"

@@ -12,6 +12,7 @@ packages=(
   libcli11-dev                    # command line
   libspdlog-dev libfmt-dev        # logging, formatting
   libxxhash-dev                   # hashing
+  libabsl-dev                     # absl::node_hash_map: the kv-nodes' key index
   nlohmann-json3-dev              # benchmark JSON
   libisal-dev                     # crc32c (crc32_iscsi), XOR parity
   liburing-dev                    # storage-node io_uring engine

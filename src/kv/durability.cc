@@ -33,24 +33,100 @@ DurabilityOptions DurabilityOptionsFromConfig(const ClusterConfig& config, uint3
   return o;
 }
 
+// Syncs a writer whenever it is kicked, one sync at a time: kicks that come
+// while a sync runs make one more sync after it.
+class DurablePartition::SyncWorker {
+ public:
+  SyncWorker(wal::LogWriter& writer, std::function<void()> synced)
+      : writer_(writer), synced_(std::move(synced)), thread_([this] { Run(); }) {}
+  ~SyncWorker() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void Kick() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      kicked_ = true;
+    }
+    cv_.notify_one();
+  }
+  Status error() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return error_;
+  }
+
+ private:
+  void Run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [this] { return kicked_ || stop_; });
+      if (!kicked_) return;  // stopping, nothing asked for
+      kicked_ = false;
+      lock.unlock();
+      Status st = writer_.SyncNow();
+      lock.lock();
+      if (!st.ok() && error_.ok()) error_ = st;
+      if (synced_) synced_();
+    }
+  }
+
+  wal::LogWriter& writer_;
+  const std::function<void()> synced_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool kicked_ = false;  // GUARDED_BY(mu_)
+  bool stop_ = false;    // GUARDED_BY(mu_)
+  Status error_;         // GUARDED_BY(mu_)
+  std::thread thread_;
+};
+
 DurablePartition::DurablePartition(const DurabilityOptions& options, PartitionExecutor& executor)
     : options_(options), executor_(executor), last_checkpoint_(std::chrono::steady_clock::now()) {}
 
-DurablePartition::~DurablePartition() { executor_.AttachRedo(nullptr); }
+DurablePartition::~DurablePartition() {
+  executor_.AttachRedo(nullptr);
+  sync_worker_.reset();
+}
+
+Status DurablePartition::CommitTurn() {
+  const uint64_t before = writer_->committed_lsn();
+  RAMPART_RETURN_IF_ERROR(writer_->Commit());
+  if (sync_worker_ && writer_->committed_lsn() != before) sync_worker_->Kick();
+  return Status::Ok();
+}
+
+uint64_t DurablePartition::acked_lsn() const {
+  return sync_worker_ ? writer_->durable_lsn() : writer_->committed_lsn();
+}
+
+Status DurablePartition::sync_error() const {
+  return sync_worker_ ? sync_worker_->error() : Status::Ok();
+}
 
 Result<std::unique_ptr<DurablePartition>> DurablePartition::Open(
     const DurabilityOptions& options, uint32_t partition, PartitionExecutor& executor,
     const wire::ProtocolLimits& limits,
-    const std::function<void(uint64_t done, uint64_t total)>& progress) {
+    const std::function<void(uint64_t done, uint64_t total)>& progress,
+    std::function<void()> synced) {
   std::unique_ptr<DurablePartition> d(new DurablePartition(options, executor));
   RAMPART_ASSIGN_OR_RETURN(d->store_, options.open_store(partition));
   const wal::Identity identity{options.cluster, options.node, partition, options.partition_count};
   RAMPART_ASSIGN_OR_RETURN(
       d->recovered_,
       RecoverPartition(*d->store_, identity, executor.mutable_partition(), limits, progress));
+  // The writer never syncs inside Commit: the sync thread (always) or the
+  // node's syncer (interval) does.
   RAMPART_ASSIGN_OR_RETURN(
-      d->writer_, wal::LogWriter::Open(*d->store_, wal::LogOptions{identity, options.sync},
+      d->writer_, wal::LogWriter::Open(*d->store_,
+                                       wal::LogOptions{identity, wal::SyncPolicy::kInterval},
                                        d->recovered_));
+  if (options.sync == wal::SyncPolicy::kAlways) {
+    d->sync_worker_ = std::make_unique<SyncWorker>(*d->writer_, std::move(synced));
+  }
   d->redo_ = std::make_unique<PartitionRedo>(*d->writer_);
   executor.AttachRedo(d->redo_.get());
   return d;

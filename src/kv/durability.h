@@ -3,11 +3,24 @@
 // the partition's loop, checkpoints it in the background, and syncs it
 // every interval (docs/log_format.md; docs/configuration.md, [kv]).
 //
-//   auto durable = DurablePartition::Open(options, identity, executor, limits, progress);
-//   // each turn of the loop, after the handlers ran and before the replies go:
+//   auto durable = DurablePartition::Open(options, partition, executor, limits, progress,
+//                                         /*synced=*/[&] { fabric.Notify(); });
+//   // each turn of the loop, after the handlers ran:
 //   RAMPART_RETURN_IF_ERROR((*durable)->CommitTurn());
+//   // the turn's replies may leave once (*durable)->acked_lsn() reaches
+//   // (*durable)->turn_lsn() (at once under interval; after a sync under always)
 //   // each tick, and each turn while busy():
 //   RAMPART_RETURN_IF_ERROR((*durable)->Background(now));
+//
+// Syncs. Under kv.sync = "interval" the node's LogSyncer syncs every
+// partition's log every interval; a turn's replies leave once its records are
+// written. Under "always" each partition has a sync thread (SyncWorker):
+// CommitTurn writes the turn's records and wakes it; the partition thread
+// goes on serving (the next turn's group forms meanwhile) and releases the
+// held replies when the sync that covers them completes (the worker calls
+// `synced`, which wakes the partition's loop). So a sync and the execution of
+// the next turn overlap, and one sync covers every turn that finished while
+// the previous one ran.
 //
 // Checkpoints start when the log written since the last one passes
 // max(checkpoint_log_bytes, the last checkpoint's size) — a restart then
@@ -76,18 +89,29 @@ class DurablePartition {
   // Opens the partition's store, replays it into the executor's partition
   // (which must be empty), opens the log writer after it and attaches it to
   // the executor. `progress` sees bytes replayed and to replay.
+  // `synced` (kAlways) is called from the sync thread after every sync; it
+  // must be thread-safe and cheap (Fabric::Notify).
   static Result<std::unique_ptr<DurablePartition>> Open(
       const DurabilityOptions& options, uint32_t partition, PartitionExecutor& executor,
       const wire::ProtocolLimits& limits,
-      const std::function<void(uint64_t done, uint64_t total)>& progress);
+      const std::function<void(uint64_t done, uint64_t total)>& progress,
+      std::function<void()> synced = nullptr);
   ~DurablePartition();  // detaches from the executor
 
   DurablePartition(const DurablePartition&) = delete;
   DurablePartition& operator=(const DurablePartition&) = delete;
 
   // The group commit of one turn: what the turn's requests changed is in the
-  // store (and synced, under kAlways) when this returns OK.
-  Status CommitTurn() { return writer_->Commit(); }
+  // store when this returns OK; under kAlways its sync has been asked for.
+  Status CommitTurn();
+  // The last lsn of the turns committed so far: the turn's replies may leave
+  // once acked_lsn() reaches it.
+  uint64_t turn_lsn() const { return writer_->committed_lsn(); }
+  // What has been acknowledged-safe so far: written (kInterval) or synced
+  // (kAlways). Any thread.
+  uint64_t acked_lsn() const;
+  // The first error of the sync thread (kAlways), OK while there is none.
+  Status sync_error() const;
   // Starts or continues a checkpoint (see above).
   Status Background(std::chrono::steady_clock::time_point now);
   // A checkpoint is running: the loop should not sleep.
@@ -99,11 +123,14 @@ class DurablePartition {
  private:
   DurablePartition(const DurabilityOptions& options, PartitionExecutor& executor);
 
+  class SyncWorker;
+
   const DurabilityOptions& options_;
   PartitionExecutor& executor_;
   std::unique_ptr<wal::SegmentStore> store_;
   std::unique_ptr<wal::LogWriter> writer_;
   std::unique_ptr<PartitionRedo> redo_;
+  std::unique_ptr<SyncWorker> sync_worker_;  // kAlways; goes before the writer
   wal::RecoveredLog recovered_;
   std::chrono::steady_clock::time_point last_checkpoint_;
 };

@@ -205,6 +205,24 @@ TEST(DurablePartitionTest, AnotherNodesLogIsRefused) {
   EXPECT_FALSE(exec.partition().Get("a").has_value());
 }
 
+TEST(DurablePartitionTest, UnderAlwaysATurnIsAckedOnlyOnceItsSyncRan) {
+  wal::testing::ScratchDir dir;
+  DurabilityOptions options;
+  options.sync = wal::SyncPolicy::kAlways;
+  DurableExecutor e(dir.path, options);
+  for (uint64_t ts = 1; ts <= 20; ++ts) {
+    e.Prepare(ts, {{"k" + std::to_string(ts), "v"}}, wire::kFlagCommitNow);
+    // Written, its sync asked for; acked once the sync thread ran.
+    const uint64_t turn = e.durable().turn_lsn();
+    for (int i = 0; i < 2000 && e.durable().acked_lsn() < turn; ++i) {
+      std::this_thread::sleep_for(1ms);
+    }
+    ASSERT_GE(e.durable().acked_lsn(), turn);
+    EXPECT_GE(e.durable().writer().durable_lsn(), turn);
+  }
+  EXPECT_TRUE(e.durable().sync_error().ok());
+}
+
 TEST(LogSyncerTest, SyncsEveryWriterEveryInterval) {
   wal::testing::ScratchDir dir;
   DurableExecutor e(dir.path, {});

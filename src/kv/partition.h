@@ -75,6 +75,8 @@
 #include <utility>
 #include <vector>
 
+#include <absl/container/node_hash_map.h>
+
 #include "common/status.h"
 #include "common/string_map.h"
 #include "kv/arena.h"
@@ -218,6 +220,10 @@ class Partition {
   void StartScan();
   bool ScanNext(size_t max_keys, const std::function<void(const VersionView&)>& visit);
 
+  // Makes room in the key index for `keys` keys (recovery, which knows
+  // roughly how many are coming).
+  void ReserveKeys(size_t keys) { index_.reserve(keys); }
+
   // While set, Prepare does not count its slots against the memory budget's
   // limit: recovery restores what was acknowledged whatever kv.maxmemory says.
   void set_budget_exempt(bool exempt) { budget_exempt_ = exempt; }
@@ -291,7 +297,13 @@ class Partition {
     uint64_t ts;
     SlotRef slot;  // to recognise a stale entry
   };
-  using Index = StringMap<KeyEntry>;  // find(std::string_view) allocates nothing
+  // A SwissTable (open addressing, one metadata byte per slot) whose nodes
+  // never move: find(std::string_view) allocates nothing and touches less
+  // memory than std::unordered_map's bucket chains, and pending_, the reclaim
+  // queue and the scan list keep pointers to its nodes.
+  // (Debian's abseil has its own string_view, so the hash and equality are
+  // the transparent std ones.)
+  using Index = absl::node_hash_map<std::string, KeyEntry, TransparentStringHash, std::equal_to<>>;
 
   VersionView View(const KeyEntry& entry, uint64_t ts, const Version& v) const;
   // Clears the slot's flags, frees it and drops the version `vit` of `node`;

@@ -77,6 +77,9 @@ struct PartitionThread::State {
   ConnectionId next_id = 1;
   size_t in_flight = 0;  // sends not yet completed
   std::vector<OutgoingReply> held;  // this turn's replies, until its log commit
+  // Committed turns' replies waiting for the sync that covers them (kAlways),
+  // by the lsn they wait for, oldest first.
+  std::deque<std::pair<uint64_t, std::vector<OutgoingReply>>> waiting;
 
   ConnectionId IdOf(const std::shared_ptr<transport::Endpoint>& ep) {
     auto it = ids.find(ep.get());
@@ -184,19 +187,20 @@ Status PartitionThread::Recover(State& s) {
   limits.max_key_bytes = static_cast<uint32_t>(options_.executor.partition.max_key_bytes);
   limits.max_value_bytes = static_cast<uint32_t>(options_.executor.partition.max_value_bytes);
   const auto started = std::chrono::steady_clock::now();
+  transport::Fabric* fabric = s.fabric.get();
   RAMPART_ASSIGN_OR_RETURN(
-      s.durable,
-      DurablePartition::Open(*d, options_.address.partition, *s.executor, limits, progress));
+      s.durable, DurablePartition::Open(*d, options_.address.partition, *s.executor, limits,
+                                        progress, [fabric] { fabric->Notify(); }));
   if (meter) meter->Finish();
   const wal::RecoveredLog& r = s.durable->recovered();
   for (const std::string& note : r.notes) spdlog::warn("{}: recovery: {}", name(), note);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  spdlog::info("{}: recovered {} keys in {:.3f} s: checkpoint {} ({} records, {}), then {} log "
-               "records ({}) up to record {}",
+  spdlog::info("{}: recovered {} keys in {:.3f} s: checkpoint {} ({} records, {} bytes), then {} "
+               "log records ({} bytes) up to record {}",
                name(), s.executor->partition().LiveKeys(), seconds, r.checkpoint_id,
-               r.checkpoint_records, FormatSize(r.checkpoint_bytes), r.log_records_replayed,
-               FormatSize(r.log_bytes_replayed), r.next_lsn - 1);
+               r.checkpoint_records, r.checkpoint_bytes, r.log_records_replayed,
+               r.log_bytes_replayed, r.next_lsn - 1);
   if (options_.syncer != nullptr) options_.syncer->Add(&s.durable->writer());
   return Status::Ok();
 }
@@ -208,15 +212,22 @@ void PartitionThread::Hold(State& s, std::vector<OutgoingReply> replies) {
 
 bool PartitionThread::EndTurn(State& s) {
   if (!s.durable) return true;
-  if (Status st = s.durable->CommitTurn(); !st.ok()) {
+  Status st = s.durable->CommitTurn();
+  if (st.ok()) st = s.durable->sync_error();
+  if (!st.ok()) {
     s.held.clear();  // never acknowledged
-    Fatal(st.WithContext("committing the redo log"));
+    s.waiting.clear();
+    Fatal(st.WithContext("the redo log"));
     return false;
   }
   if (!s.held.empty()) {
-    std::vector<OutgoingReply> replies;
-    replies.swap(s.held);
-    Dispatch(s, std::move(replies));
+    s.waiting.emplace_back(s.durable->turn_lsn(), std::move(s.held));
+    s.held = {};
+  }
+  const uint64_t acked = s.durable->acked_lsn();
+  while (!s.waiting.empty() && s.waiting.front().first <= acked) {
+    Dispatch(s, std::move(s.waiting.front().second));
+    s.waiting.pop_front();
   }
   return true;
 }
@@ -307,6 +318,16 @@ void PartitionThread::Serve(State& s) {
 
 void PartitionThread::Shutdown(State& s) {
   transport::Fabric& f = *s.fabric;
+  if (s.durable) {
+    if (options_.syncer != nullptr) options_.syncer->Remove(&s.durable->writer());
+    // A clean stop leaves nothing unsynced behind, and answers what that made safe.
+    if (Status st = s.durable->writer().SyncNow(); st.ok()) {
+      for (auto& [lsn, replies] : s.waiting) Dispatch(s, std::move(replies));
+    } else {
+      spdlog::error("{}: the last sync of the redo log failed: {}", name(), st.ToString());
+    }
+    s.waiting.clear();
+  }
   f.SetAcceptHandler([](std::shared_ptr<transport::Endpoint> ep) { ep->Close(); });
   f.SetMessageHandler([](const std::shared_ptr<transport::Endpoint>&, std::span<const std::byte>) {});
   f.SetDisconnectHandler([](const std::shared_ptr<transport::Endpoint>&, Status) {});
@@ -319,13 +340,6 @@ void PartitionThread::Shutdown(State& s) {
   s.channels_of.clear();
   s.endpoints.clear();
   s.ids.clear();
-  if (s.durable) {
-    if (options_.syncer != nullptr) options_.syncer->Remove(&s.durable->writer());
-    // A clean stop leaves nothing unsynced behind.
-    if (Status st = s.durable->writer().SyncNow(); !st.ok()) {
-      spdlog::error("{}: the last sync of the redo log failed: {}", name(), st.ToString());
-    }
-  }
 }
 
 void PartitionThread::Run() {

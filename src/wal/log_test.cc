@@ -210,8 +210,13 @@ TEST(LogTornTailTest, EveryCutOfTheLastRecordKeepsEverythingBeforeIt) {
   auto store = disk.Open();
   const uint64_t seq = NewestLogSegment(disk.dir());
   const std::string path = store->SegmentName(seq);
+  // The file is preallocated: its records end before its size.
   const uint64_t size = std::filesystem::file_size(path);
+  std::vector<Replayed> all;
+  const uint64_t end = RecoverInto(*store, all)->last_log_end;
   const uint64_t last = FramedBytes(Body(10).size());
+  ASSERT_EQ(all, LogRecords(1, 10));
+  ASSERT_LT(end, size);
   store.reset();
   std::vector<char> whole(size);
   {
@@ -219,11 +224,16 @@ TEST(LogTornTailTest, EveryCutOfTheLastRecordKeepsEverythingBeforeIt) {
     ASSERT_EQ(fread(whole.data(), 1, size, f), size);
     fclose(f);
   }
-  for (uint64_t cut = size - last; cut < size; ++cut) {
-    // The file as a crash in the middle of the last write left it.
+  // Every cut inside the record's header and body (its zero padding reads
+  // the same whether it was written or not).
+  for (uint64_t cut = end - last; cut < end - last + kRecordHeaderBytes + Body(10).size(); ++cut) {
+    // The file as a crash in the middle of the last write left it: the
+    // record's first bytes, then what was there before (preallocated zeros).
     {
+      std::vector<char> torn(whole.begin(), whole.begin() + static_cast<long>(cut));
+      torn.resize(size, 0);
       FILE* f = fopen(path.c_str(), "wb");
-      fwrite(whole.data(), 1, cut, f);
+      fwrite(torn.data(), 1, torn.size(), f);
       fclose(f);
     }
     auto s = disk.Open();
@@ -232,7 +242,7 @@ TEST(LogTornTailTest, EveryCutOfTheLastRecordKeepsEverythingBeforeIt) {
     ASSERT_TRUE(rec.ok()) << "cut at " << cut << ": " << rec.status().ToString();
     ASSERT_EQ(replayed, LogRecords(1, 9)) << "cut at " << cut;
     EXPECT_EQ(rec->next_lsn, 10u);
-    EXPECT_EQ(rec->last_log_end, size - last);
+    EXPECT_EQ(rec->last_log_end, end - last);
   }
   // The log goes on after a torn tail, and the torn segment (now in the
   // middle) is read up to where the next one says it ends.
@@ -376,9 +386,12 @@ TEST(DirectoryStoreTest, FilesAreSegmentsAndAPathThatIsAFileIsRefused) {
   EXPECT_EQ((*store)->Create(0x1f).code(), StatusCode::kAlreadyExists);
   const std::string data = "abc";
   ASSERT_TRUE((*store)->Write(0x1f, 10, std::as_bytes(std::span(data))).ok());
-  EXPECT_EQ(*(*store)->Size(0x1f), 13u);
+  // Allocated ahead in chunks (at most the segment's size), zeros after the data.
+  EXPECT_EQ(*(*store)->Size(0x1f), kSegmentBytes);
   std::vector<std::byte> out(20);
-  EXPECT_EQ(*(*store)->Read(0x1f, 10, out), 3u);
+  EXPECT_EQ(*(*store)->Read(0x1f, 10, out), 20u);
+  EXPECT_EQ(out[2], std::byte{'c'});
+  EXPECT_EQ(out[3], std::byte{0});
   EXPECT_TRUE((*store)->Sync(0x1f).ok());
   EXPECT_EQ((*store)->SegmentName(0x1f), dir.path + "/a/b/seg-000000000000001f");
   EXPECT_EQ(*(*store)->List(), std::vector<uint64_t>{0x1f});

@@ -184,10 +184,13 @@ struct Recovery {
       for (;;) {
         Result<RecordView> r = reader.Next();
         if (!r.ok() && r.status().code() == StatusCode::kNotFound) break;
-        const std::string where = StrCat(store.SegmentName(part.seq), " at offset ", reader.offset());
-        if (!r.ok()) return r.status().WithContext(StrCat("checkpoint ", out.checkpoint_id, ": ", where));
+        // Built only for an error: this loop runs once per record.
+        auto where = [&] { return StrCat(store.SegmentName(part.seq), " at offset ", reader.offset()); };
+        if (!r.ok()) {
+          return r.status().WithContext(StrCat("checkpoint ", out.checkpoint_id, ": ", where()));
+        }
         if (ended || r->lsn != expected) {
-          return Corruption("checkpoint ", out.checkpoint_id, ": ", where, ": record ", r->lsn,
+          return Corruption("checkpoint ", out.checkpoint_id, ": ", where(), ": record ", r->lsn,
                             " where ", ended ? "the end was" : StrCat("record ", expected, " was"),
                             " expected");
         }
@@ -200,7 +203,7 @@ struct Recovery {
         }
         out.checkpoint_bytes += r->framed_bytes;
         if (cb.on_checkpoint_record) {
-          RAMPART_RETURN_IF_ERROR(cb.on_checkpoint_record(*r).WithContext(where));
+          if (Status st = cb.on_checkpoint_record(*r); !st.ok()) return st.WithContext(where());
         }
       }
       Progress(reader.bytes_read());
@@ -274,8 +277,9 @@ struct Recovery {
           ++out.log_records_replayed;
           out.log_bytes_replayed += r->framed_bytes;
           if (cb.on_log_record) {
-            RAMPART_RETURN_IF_ERROR(cb.on_log_record(*r).WithContext(
-                StrCat(name, " record ", r->lsn)));
+            if (Status st = cb.on_log_record(*r); !st.ok()) {
+              return st.WithContext(StrCat(name, " record ", r->lsn));
+            }
           }
         }
       }
@@ -333,6 +337,7 @@ Result<RecoveredLog> Recover(SegmentStore& store, const Identity& identity,
       if (size.ok()) r.total_bytes += *size;
     }
   }
+  if (callbacks.on_plan) callbacks.on_plan(r.total_bytes);
   RAMPART_RETURN_IF_ERROR(r.ReplayCheckpoint());
   RAMPART_RETURN_IF_ERROR(r.ReplayLog());
   std::sort(r.out.live.begin(), r.out.live.end(), [](const SegmentInfo& a, const SegmentInfo& b) {

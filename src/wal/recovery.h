@@ -43,6 +43,9 @@ struct RecoveryCallbacks {
   std::function<Status(const RecordView&)> on_log_record;
   // Bytes read so far out of the bytes to read; called between reads.
   std::function<void(uint64_t done, uint64_t total)> progress;
+  // Once, before the first record: the bytes of the checkpoint and the log
+  // segments to read (an upper bound of what is replayed).
+  std::function<void(uint64_t total)> on_plan;
 };
 
 // One live segment as recovery found it.
