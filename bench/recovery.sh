@@ -4,21 +4,21 @@
 # SIGKILL the kv-node, start it again alone and time it until its partitions
 # listen; the partitions' own lines say what they replayed.
 #
-# Points (DATA keys x value bytes): 100000 x 100 B, 1000000 x 100 B, 10000 x
-# 100 KiB (~1 GiB), each
+# Points (keys x value bytes): 100000 x 100 B, 1000000 x 100 B, 200000 x
+# 1 KiB, 10000 x 100 KiB (~1 GiB), each
 #   log          everything still in the log (no checkpoint yet)
 #   checkpoint   a checkpoint of everything, then a short log
 # from a log directory on tmpfs (/dev/shm) and on the disk (/var/tmp).
 #
 #   bench/recovery.sh
-# Environment: POINTS ("100000:100 1000000:100 10000:102400"), DIRS ("/dev/shm
+# Environment: POINTS ("100000:100 1000000:100 200000:1024 10000:102400"), DIRS ("/dev/shm
 # /var/tmp"), REPS (3: the median recovery of REPS restarts of the same data),
 # RAMPART_BIN (build/release/rampart), OUT (bench/results/recovery).
 # Writes OUT/summary.json and OUT/summary.txt (printed). Every process is
 # stopped by PID, also on failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-points="${POINTS:-100000:100 1000000:100 10000:102400}"
+points="${POINTS:-100000:100 1000000:100 200000:1024 10000:102400}"
 dirs="${DIRS:-/dev/shm /var/tmp}"
 reps="${REPS:-3}"
 src_bin="${RAMPART_BIN:-build/release/rampart}"

@@ -1,5 +1,7 @@
 #include "kv/durability.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 
 namespace rampart::kv {
@@ -113,6 +115,7 @@ Result<std::unique_ptr<DurablePartition>> DurablePartition::Open(
     const std::function<void(uint64_t done, uint64_t total)>& progress,
     std::function<void()> synced) {
   std::unique_ptr<DurablePartition> d(new DurablePartition(options, executor));
+  d->partition_ = partition;
   RAMPART_ASSIGN_OR_RETURN(d->store_, options.open_store(partition));
   const wal::Identity identity{options.cluster, options.node, partition, options.partition_count};
   RAMPART_ASSIGN_OR_RETURN(
@@ -140,12 +143,25 @@ Status DurablePartition::Background(std::chrono::steady_clock::time_point now) {
     const bool old = log > 0 && now - last_checkpoint_ >= options_.checkpoint_age;
     if (!big && !old && !(log > 0 && store_->short_of_space())) return Status::Ok();
     RAMPART_RETURN_IF_ERROR(redo_->BeginCheckpoint(partition));
+    checkpoint_started_ = now;
+    longest_chunk_ = {};
   }
-  RAMPART_ASSIGN_OR_RETURN(bool more,
-                           redo_->ContinueCheckpoint(partition, options_.checkpoint_keys_per_turn));
+  const auto chunk_start = std::chrono::steady_clock::now();
+  RAMPART_ASSIGN_OR_RETURN(
+      bool more, redo_->ContinueCheckpoint(partition, options_.checkpoint_keys_per_turn,
+                                           options_.checkpoint_bytes_per_turn));
+  longest_chunk_ = std::max(longest_chunk_, std::chrono::steady_clock::now() - chunk_start);
   if (more) return Status::Ok();
+  const uint64_t log_before = writer_->log_bytes_since_checkpoint();
   RAMPART_RETURN_IF_ERROR(redo_->FinishCheckpoint());
-  last_checkpoint_ = now;
+  const auto done = std::chrono::steady_clock::now();
+  spdlog::info("partition {}: checkpoint of {} bytes in {:.3f} s (longest pause {:.1f} ms); the "
+               "log to replay went from {} to {} bytes",
+               partition_, writer_->checkpoint_bytes(),
+               std::chrono::duration<double>(done - checkpoint_started_).count(),
+               std::chrono::duration<double, std::milli>(longest_chunk_).count(), log_before,
+               writer_->log_bytes_since_checkpoint());
+  last_checkpoint_ = done;
   return Status::Ok();
 }
 

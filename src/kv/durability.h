@@ -27,8 +27,10 @@
 // replays at most about as much log as checkpoint — or when it is older than
 // checkpoint_age and the log is not empty, or when a slotted store (a volume)
 // has fewer than half its slots free. A checkpoint then scans
-// checkpoint_keys_per_turn keys per turn between requests, so the partition
-// never pauses for more than one such chunk.
+// checkpoint_keys_per_turn keys (at most checkpoint_bytes_per_turn of
+// versions) per turn between requests, so the partition never pauses for more
+// than one such chunk; the log line of a finished checkpoint names the
+// longest.
 //
 // Thread-safety: a DurablePartition belongs to its partition's thread. The
 // LogSyncer runs one thread per node; Add/Remove are thread-safe.
@@ -62,6 +64,7 @@ struct DurabilityOptions {
   uint64_t checkpoint_log_bytes = uint64_t{64} << 20;
   std::chrono::seconds checkpoint_age{600};
   size_t checkpoint_keys_per_turn = 2048;
+  size_t checkpoint_bytes_per_turn = size_t{1} << 20;
   // The cluster's name and partition count, for the logs' identity.
   std::string cluster;
   uint32_t partition_count = 0;
@@ -127,12 +130,16 @@ class DurablePartition {
 
   const DurabilityOptions& options_;
   PartitionExecutor& executor_;
+  uint32_t partition_ = 0;
   std::unique_ptr<wal::SegmentStore> store_;
   std::unique_ptr<wal::LogWriter> writer_;
   std::unique_ptr<PartitionRedo> redo_;
   std::unique_ptr<SyncWorker> sync_worker_;  // kAlways; goes before the writer
   wal::RecoveredLog recovered_;
   std::chrono::steady_clock::time_point last_checkpoint_;
+  // The running checkpoint: when it began, its longest chunk.
+  std::chrono::steady_clock::time_point checkpoint_started_;
+  std::chrono::steady_clock::duration longest_chunk_{};
 };
 
 // Calls SyncNow on every added writer every `interval` (kInterval policy).

@@ -82,9 +82,11 @@ Status PartitionRedo::BeginCheckpoint(Partition& partition) {
   return Status::Ok();
 }
 
-Result<bool> PartitionRedo::ContinueCheckpoint(Partition& partition, size_t max_keys) {
+Result<bool> PartitionRedo::ContinueCheckpoint(Partition& partition, size_t max_keys,
+                                               size_t max_bytes) {
   Status st;
-  const bool more = partition.ScanNext(max_keys, [&](const VersionView& v) {
+  size_t bytes = 0;
+  auto visit = [&](const VersionView& v) {
     if (!st.ok()) return;
     scratch_.clear();
     PutLe<uint64_t>(scratch_, v.ts);
@@ -93,8 +95,13 @@ Result<bool> PartitionRedo::ContinueCheckpoint(Partition& partition, size_t max_
     PutString(scratch_, v.value);
     PutString(scratch_, v.metadata);
     const std::span<const std::byte> piece(scratch_);
+    bytes += scratch_.size();
     st = log_.AppendCheckpoint(kCheckpointVersion, Pieces(&piece, 1));
-  });
+  };
+  bool more = true;
+  for (size_t keys = 0; more && keys < max_keys && bytes < max_bytes && st.ok(); ++keys) {
+    more = partition.ScanNext(1, visit);
+  }
   RAMPART_RETURN_IF_ERROR(st);
   return more;
 }
@@ -164,8 +171,12 @@ Result<wal::RecoveredLog> RecoverPartition(
   partition.set_budget_exempt(true);
   const Clock::time_point now = Clock::now();
   // Superseded versions are not needed once recovered (no reader spans the
-  // restart): reclaim them as replay goes instead of keeping them for the grace.
-  const Clock::time_point reclaim_all = now + partition.options().grace_period;
+  // restart): reclaim them as replay goes instead of keeping them for the
+  // grace — unless that would also expire the prepared versions (a grace
+  // period as long as the prepared timeout).
+  const PartitionOptions& o = partition.options();
+  const Clock::time_point reclaim_all =
+      o.grace_period < o.prepared_timeout ? now + o.grace_period : now;
   uint64_t applied = 0;
   auto gc_now_and_then = [&] {
     if (++applied % 4096 == 0) partition.Gc(reclaim_all);

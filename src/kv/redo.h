@@ -60,11 +60,12 @@ class PartitionRedo {
   void Commit(uint64_t ts);
   void Flush();
 
-  // Checkpoints: Begin starts one and a scan of `partition`; Continue adds up
-  // to `max_keys` keys' versions and returns true while keys are left;
-  // Finish installs it. REQUIRES: the partition is the one this log records.
+  // Checkpoints: Begin starts one and a scan of `partition`; Continue adds the
+  // versions of up to `max_keys` keys, stopping early once it added
+  // `max_bytes`, and returns true while keys are left; Finish installs it.
+  // REQUIRES: the partition is the one this log records.
   Status BeginCheckpoint(Partition& partition);
-  Result<bool> ContinueCheckpoint(Partition& partition, size_t max_keys);
+  Result<bool> ContinueCheckpoint(Partition& partition, size_t max_keys, size_t max_bytes);
   Status FinishCheckpoint() { return log_.FinishCheckpoint(); }
 
   wal::LogWriter& log() { return log_; }
