@@ -110,33 +110,39 @@ std::vector<Child*> ReapExited(std::vector<Child>& children) {
   return reaped;
 }
 
-bool AnyRunning(const std::vector<Child>& children) {
+// SIGTERM to every running child of `kind`, up to kStopTimeout for them to
+// exit, then SIGKILL for the rest; reaps them.
+void StopKind(std::vector<Child>& children, Kind kind) {
+  auto running = [&] {
+    for (const Child& c : children) {
+      if (c.kind == kind && c.running) return true;
+    }
+    return false;
+  };
   for (const Child& c : children) {
-    if (c.running) return true;
-  }
-  return false;
-}
-
-// SIGTERM to every running child, up to kStopTimeout for them to exit, then
-// SIGKILL for the rest; reaps them all.
-void StopAll(std::vector<Child>& children) {
-  for (const Child& c : children) {
-    if (c.running) kill(c.pid, SIGTERM);
+    if (c.kind == kind && c.running) kill(c.pid, SIGTERM);
   }
   const auto deadline = Clock::now() + kStopTimeout;
   while (Clock::now() < deadline) {
     ReapExited(children);
-    if (!AnyRunning(children)) return;
+    if (!running()) return;
     std::this_thread::sleep_for(milliseconds(10));
   }
   for (Child& c : children) {
-    if (!c.running) continue;
+    if (c.kind != kind || !c.running) continue;
     spdlog::warn("{} (pid {}) did not stop within {} s; killing it", c.label, c.pid,
                  std::chrono::duration_cast<std::chrono::seconds>(kStopTimeout).count());
     kill(c.pid, SIGKILL);
     waitpid(c.pid, &c.status, 0);
     c.running = false;
   }
+}
+
+// Stops every child in the reverse of the start order — the proxy, then the
+// kv-nodes (whose last log sync may need the storage nodes), then the storage
+// nodes — each kind with StopKind.
+void StopAll(std::vector<Child>& children) {
+  for (Kind kind : {Kind::kProxy, Kind::kKvNode, Kind::kStorageNode}) StopKind(children, kind);
 }
 
 // Waits up to `timeout` for SIGINT, SIGTERM or SIGCHLD; returns the signal or 0.

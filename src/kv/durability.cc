@@ -56,11 +56,6 @@ class DurablePartition::SyncWorker {
     }
     cv_.notify_one();
   }
-  Status error() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return error_;
-  }
-
  private:
   void Run() {
     std::unique_lock<std::mutex> lock(mu_);
@@ -69,9 +64,10 @@ class DurablePartition::SyncWorker {
       if (!kicked_) return;  // stopping, nothing asked for
       kicked_ = false;
       lock.unlock();
-      Status st = writer_.SyncNow();
+      // A failure stays in the writer (LogWriter::sync_error); the partition
+      // thread, woken by `synced_`, finds it there.
+      (void)writer_.SyncNow();
       lock.lock();
-      if (!st.ok() && error_.ok()) error_ = st;
       if (synced_) synced_();
     }
   }
@@ -82,7 +78,6 @@ class DurablePartition::SyncWorker {
   std::condition_variable cv_;
   bool kicked_ = false;  // GUARDED_BY(mu_)
   bool stop_ = false;    // GUARDED_BY(mu_)
-  Status error_;         // GUARDED_BY(mu_)
   std::thread thread_;
 };
 
@@ -105,9 +100,7 @@ uint64_t DurablePartition::acked_lsn() const {
   return sync_worker_ ? writer_->durable_lsn() : writer_->committed_lsn();
 }
 
-Status DurablePartition::sync_error() const {
-  return sync_worker_ ? sync_worker_->error() : Status::Ok();
-}
+Status DurablePartition::sync_error() const { return writer_->sync_error(); }
 
 Result<std::unique_ptr<DurablePartition>> DurablePartition::Open(
     const DurabilityOptions& options, uint32_t partition, PartitionExecutor& executor,

@@ -113,7 +113,8 @@ class DurablePartition {
   // What has been acknowledged-safe so far: written (kInterval) or synced
   // (kAlways). Any thread.
   uint64_t acked_lsn() const;
-  // The first error of the sync thread (kAlways), OK while there is none.
+  // The first failed sync of the log (by either policy's sync thread), OK
+  // while there is none. Any thread.
   Status sync_error() const;
   // Starts or continues a checkpoint (see above).
   Status Background(std::chrono::steady_clock::time_point now);

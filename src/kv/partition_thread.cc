@@ -80,6 +80,7 @@ struct PartitionThread::State {
   // Committed turns' replies waiting for the sync that covers them (kAlways),
   // by the lsn they wait for, oldest first.
   std::deque<std::pair<uint64_t, std::vector<OutgoingReply>>> waiting;
+  bool fatal = false;  // the log failed: nothing more is acknowledged
 
   ConnectionId IdOf(const std::shared_ptr<transport::Endpoint>& ep) {
     auto it = ids.find(ep.get());
@@ -139,9 +140,12 @@ void PartitionThread::RequestStop() {
   if (fabric_ != nullptr) fabric_->Notify();
 }
 
-void PartitionThread::Fatal(const Status& status) {
-  spdlog::critical("{}: {}; the partition stops (nothing of the failed turn was acknowledged)",
+void PartitionThread::Fatal(State& s, const Status& status) {
+  spdlog::critical("{}: {}; the partition stops (what was not acknowledged yet never is)",
                    name(), status.ToString());
+  s.held.clear();
+  s.waiting.clear();
+  s.fatal = true;
   stop_.store(true, std::memory_order_release);
   if (options_.on_fatal) options_.on_fatal(status.WithContext(name()));
 }
@@ -213,18 +217,18 @@ void PartitionThread::Hold(State& s, std::vector<OutgoingReply> replies) {
 bool PartitionThread::EndTurn(State& s) {
   if (!s.durable) return true;
   Status st = s.durable->CommitTurn();
+  // What is safe, read before the error check: a sync that failed never
+  // moves it again (wal::LogWriter::SyncNow).
+  const uint64_t acked = s.durable->acked_lsn();
   if (st.ok()) st = s.durable->sync_error();
   if (!st.ok()) {
-    s.held.clear();  // never acknowledged
-    s.waiting.clear();
-    Fatal(st.WithContext("the redo log"));
+    Fatal(s, st.WithContext("the redo log"));
     return false;
   }
   if (!s.held.empty()) {
     s.waiting.emplace_back(s.durable->turn_lsn(), std::move(s.held));
     s.held = {};
   }
-  const uint64_t acked = s.durable->acked_lsn();
   while (!s.waiting.empty() && s.waiting.front().first <= acked) {
     Dispatch(s, std::move(s.waiting.front().second));
     s.waiting.pop_front();
@@ -308,8 +312,7 @@ void PartitionThread::Serve(State& s) {
     }
     if (s.durable && (busy || ticked)) {
       if (Status st = s.durable->Background(now); !st.ok()) {
-        s.held.clear();
-        return Fatal(st.WithContext("checkpoint"));
+        return Fatal(s, st.WithContext("checkpoint"));
       }
     }
     if (!EndTurn(s)) return;
@@ -320,8 +323,11 @@ void PartitionThread::Shutdown(State& s) {
   transport::Fabric& f = *s.fabric;
   if (s.durable) {
     if (options_.syncer != nullptr) options_.syncer->Remove(&s.durable->writer());
-    // A clean stop leaves nothing unsynced behind, and answers what that made safe.
-    if (Status st = s.durable->writer().SyncNow(); st.ok()) {
+    // A clean stop leaves nothing unsynced behind, and answers what that made
+    // safe; after a fatal error nothing more is answered.
+    if (s.fatal) {
+      s.waiting.clear();
+    } else if (Status st = s.durable->writer().SyncNow(); st.ok()) {
       for (auto& [lsn, replies] : s.waiting) Dispatch(s, std::move(replies));
     } else {
       spdlog::error("{}: the last sync of the redo log failed: {}", name(), st.ToString());

@@ -76,7 +76,9 @@ class PartitionThread {
   void Hold(State& s, std::vector<OutgoingReply> replies);
   bool EndTurn(State& s);
   void Dispatch(State& s, std::vector<OutgoingReply> replies);
-  void Fatal(const Status& status);
+  // A log write or sync failed: drops every reply not sent yet, stops the
+  // partition and tells the node.
+  void Fatal(State& s, const Status& status);
 
   const PartitionThreadOptions options_;
   std::atomic<bool> stop_{false};

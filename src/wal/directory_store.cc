@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include "wal/segment_store.h"
 
@@ -46,10 +47,26 @@ Result<std::unique_ptr<DirectoryStore>> DirectoryStore::Open(const std::string& 
   if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) {
     return InvalidArgument("the log directory ", dir, " is not a directory");
   }
+  // The directories created here are durable before anything in them is: each
+  // new one's parent is synced after it appears.
+  std::vector<std::filesystem::path> created;
+  for (std::filesystem::path p = std::filesystem::absolute(dir, ec);
+       !p.empty() && !std::filesystem::exists(p, ec); p = p.parent_path()) {
+    created.push_back(p);
+    if (p == p.parent_path()) break;
+  }
   std::filesystem::create_directories(dir, ec);
   if (ec) return IoError("creating the log directory ", dir, ": ", ec.message());
   if (!std::filesystem::is_directory(dir, ec)) {
     return InvalidArgument("the log directory ", dir, " is not a directory");
+  }
+  for (const std::filesystem::path& p : created) {
+    const int parent = ::open(p.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (parent < 0) return FileError("opening", p.parent_path().string(), errno);
+    const int rc = ::fsync(parent);
+    const int err = errno;
+    ::close(parent);
+    if (rc != 0) return FileError("syncing the directory", p.parent_path().string(), err);
   }
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return FileError("opening the log directory", dir, errno);

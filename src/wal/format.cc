@@ -98,6 +98,10 @@ Result<SegmentHeader> DecodeSegmentHeader(std::span<const std::byte> in) {
   return h;
 }
 
+uint64_t RawHeaderSeq(std::span<const std::byte> in) {
+  return in.size() >= kSeqAt + 8 ? Get<uint64_t>(in.data() + kSeqAt) : 0;
+}
+
 Status CheckIdentity(const SegmentHeader& header, const Identity& expected,
                      std::string_view where) {
   if (header.identity == expected) return Status::Ok();

@@ -70,6 +70,10 @@ void EncodeSegmentHeader(const SegmentHeader& header, std::span<std::byte> out);
 // magic is there but the checksum or a field does not hold (a torn write);
 // InvalidArgument: another format version.
 Result<SegmentHeader> DecodeSegmentHeader(std::span<const std::byte> in);
+// The seq field of a header block, checked or not (for a header that does
+// not decode: is it one whose records were written?).
+uint64_t RawHeaderSeq(std::span<const std::byte> in);
+
 // OK when `header` belongs to `expected`, else FailedPrecondition naming both.
 Status CheckIdentity(const SegmentHeader& header, const Identity& expected,
                      std::string_view where);
@@ -77,7 +81,10 @@ Status CheckIdentity(const SegmentHeader& header, const Identity& expected,
 // Record types below kFirstWalType are the user's (kv/redo.h); the log uses
 // the ones from kFirstWalType up.
 inline constexpr uint8_t kFirstWalType = 0xF0;
-inline constexpr uint8_t kCheckpointEnd = 0xF0;  // body: u64 records, u64 bytes
+inline constexpr uint8_t kCheckpointEnd = 0xF0;    // body: u64 records, u64 bytes
+// Log: the lsn field is the lsn durable when the record was written; no body;
+// takes no lsn of its own.
+inline constexpr uint8_t kDurableWatermark = 0xF1;
 
 struct RecordView {
   uint64_t lsn = 0;

@@ -283,24 +283,71 @@ TEST(LogCorruptionTest, ABadRecordBeforeTheTailIsAnErrorNamingTheSegmentAndOffse
       << rec.status().ToString();
 }
 
-TEST(LogCorruptionTest, ABadRecordWithIntactOnesAfterItInTheNewestSegmentIsNotATornTail) {
+// Flips a byte at `offset` of a file.
+void Damage(const std::string& path, uint64_t offset) {
+  FILE* f = fopen(path.c_str(), "r+b");
+  fseek(f, static_cast<long>(offset), SEEK_SET);
+  const int c = fgetc(f);
+  fseek(f, static_cast<long>(offset), SEEK_SET);
+  fputc(c ^ 0x20, f);
+  fclose(f);
+}
+
+TEST(LogCorruptionTest, ABadRecordALaterWatermarkCallsDurableIsDamageNotATornTail) {
+  Disk disk(true);
+  {
+    Opened o = OpenLog(disk);
+    Write(*o.writer, 1, 20);
+    ASSERT_TRUE(o.writer->SyncNow().ok());
+    Write(*o.writer, 21, 30);  // its group says: 1..20 were durable
+  }
+  const std::string path = disk.Open()->SegmentName(NewestLogSegment(disk.dir()));
+  Damage(path, kSegmentHeaderBytes + 50);  // inside record 1 or 2
+  auto s = disk.Open();
+  std::vector<Replayed> replayed;
+  auto rec = RecoverInto(*s, replayed);
+  EXPECT_EQ(rec.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(rec.status().message().find("were durable: the log is damaged, not torn"),
+            std::string_view::npos)
+      << rec.status().ToString();
+}
+
+// After a power loss a group's pages may have reached the disk out of order:
+// a bad record with intact ones after it, none of them ever durable.
+TEST(LogTornTailTest, IntactRecordsAfterABadOneNeverDurableAreDroppedWithIt) {
+  Disk disk(true);
+  {
+    Opened o = OpenLog(disk);
+    Write(*o.writer, 1, 20);  // never synced
+  }
+  const std::string path = disk.Open()->SegmentName(NewestLogSegment(disk.dir()));
+  const uint64_t second = kSegmentHeaderBytes + FramedBytes(Body(1).size());
+  Damage(path, second + kRecordHeaderBytes + 2);  // record 2's body
+  auto s = disk.Open();
+  std::vector<Replayed> replayed;
+  auto rec = RecoverInto(*s, replayed);
+  ASSERT_TRUE(rec.ok()) << rec.status().ToString();
+  EXPECT_EQ(replayed, LogRecords(1, 1));
+  EXPECT_TRUE(rec->torn_tail);
+  ASSERT_EQ(rec->notes.size(), 1u);
+  EXPECT_NE(rec->notes[0].find("18 intact records written after it, never durable, dropped too"),
+            std::string::npos)
+      << rec->notes[0];
+}
+
+TEST(LogCorruptionTest, ADamagedHeaderWithRecordsAfterItIsAnError) {
   Disk disk(true);
   {
     Opened o = OpenLog(disk);
     Write(*o.writer, 1, 20);
   }
   const std::string path = disk.Open()->SegmentName(NewestLogSegment(disk.dir()));
-  {
-    FILE* f = fopen(path.c_str(), "r+b");
-    fseek(f, kSegmentHeaderBytes + 50, SEEK_SET);  // inside record 1 or 2
-    fputc('!', f);
-    fclose(f);
-  }
+  Damage(path, 30);  // the header's first_lsn
   auto s = disk.Open();
   std::vector<Replayed> replayed;
   auto rec = RecoverInto(*s, replayed);
   EXPECT_EQ(rec.status().code(), StatusCode::kCorruption);
-  EXPECT_NE(rec.status().message().find("intact records follow"), std::string_view::npos)
+  EXPECT_NE(rec.status().message().find("the header is damaged"), std::string_view::npos)
       << rec.status().ToString();
 }
 
@@ -340,9 +387,10 @@ TEST(LogTornTailTest, ASegmentWhoseHeaderWasNeverWrittenIsDropped) {
     h.identity = TestIdentity();
     EncodeSegmentHeader(h, header);
     // The first free slot is the one the writer would take.
-    for (size_t slot = 0; slot < 32; ++slot) {
-      if (DecodeSegmentHeader(std::span(ram).subspan(slot * kSegmentBytes, kSegmentHeaderBytes)).ok()) continue;
-      std::copy_n(header.begin(), 100, ram.begin() + static_cast<long>(slot * kSegmentBytes));
+    for (size_t slot = 0; slot < 31; ++slot) {
+      const size_t at = kSegmentHeaderBytes + slot * kSegmentBytes;  // after the store's label
+      if (DecodeSegmentHeader(std::span(ram).subspan(at, kSegmentHeaderBytes)).ok()) continue;
+      std::copy_n(header.begin(), 100, ram.begin() + static_cast<long>(at));
       break;
     }
   }
@@ -355,7 +403,7 @@ TEST(LogTornTailTest, ASegmentWhoseHeaderWasNeverWrittenIsDropped) {
 }
 
 TEST(BlockStoreTest, SlotsAreFoundByTheirHeadersAndRunOut) {
-  std::vector<std::byte> ram(4 * kSegmentBytes);
+  std::vector<std::byte> ram(kSegmentHeaderBytes + 4 * kSegmentBytes);  // the label, 4 slots
   auto store = BlockStore::Open(std::make_unique<RamDevice>(ram), kSegmentBytes);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   for (uint64_t seq : {5, 6, 7, 8}) ASSERT_TRUE((*store)->Create(seq).ok());
@@ -494,6 +542,40 @@ TEST(LogPowerLossTest, IntervalLosesOnlyWhatCameAfterTheLastSyncAndAlwaysLosesNo
   }
   always.PowerLoss();
   EXPECT_EQ(Recovered(always), LogRecords(1, 760));
+}
+
+// The process dies with records in the page cache only, restarts (recovers,
+// opens a writer, which starts a new segment naming the old one), and then
+// the machine loses power: the old segment was synced before the new one
+// could name it, so the log still reads as one.
+TEST(LogPowerLossTest, ARestartSyncsTheLogItRecoveredBeforeItGoesOn) {
+  PowerLossStore store;
+  {
+    auto w = LogWriter::Open(store, LogOptions{TestIdentity(), SyncPolicy::kInterval}, {});
+    ASSERT_TRUE(w.ok());
+    Write(**w, 1, 50);  // not synced: the process dies
+  }
+  {
+    std::vector<Replayed> replayed;
+    auto rec = testing::RecoverInto(store, replayed);
+    ASSERT_TRUE(rec.ok());
+    auto w = LogWriter::Open(store, LogOptions{TestIdentity(), SyncPolicy::kAlways}, *rec);
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    Write(**w, 51, 60);  // synced: acknowledged under always
+  }
+  store.PowerLoss();
+  EXPECT_EQ(Recovered(store), LogRecords(1, 60));
+}
+
+TEST(BlockStoreTest, AStoreOfAnotherSegmentSizeIsRefused) {
+  std::vector<std::byte> ram(16 * kSegmentBytes);
+  ASSERT_TRUE(BlockStore::Open(std::make_unique<RamDevice>(ram), kSegmentBytes).ok());
+  auto other = BlockStore::Open(std::make_unique<RamDevice>(ram), 2 * kSegmentBytes);
+  EXPECT_EQ(other.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(other.status().message().find("holds log segments of 65536 bytes"),
+            std::string_view::npos)
+      << other.status().ToString();
+  ASSERT_TRUE(BlockStore::Open(std::make_unique<RamDevice>(ram), kSegmentBytes).ok());
 }
 
 }  // namespace

@@ -10,9 +10,6 @@ LogWriter::LogWriter(SegmentStore& store, const LogOptions& options)
 Result<std::unique_ptr<LogWriter>> LogWriter::Open(SegmentStore& store, const LogOptions& options,
                                                    const RecoveredLog& recovered) {
   std::unique_ptr<LogWriter> w(new LogWriter(store, options));
-  for (uint64_t seq : recovered.obsolete) {
-    RAMPART_RETURN_IF_ERROR(store.Remove(seq).WithContext("removing an obsolete log segment"));
-  }
   for (const SegmentInfo& s : recovered.live) {
     w->segments_.push_back(
         Segment{s.header.seq, s.header.kind, s.header.first_lsn, s.header.checkpoint});
@@ -25,7 +22,29 @@ Result<std::unique_ptr<LogWriter>> LogWriter::Open(SegmentStore& store, const Lo
   w->checkpoint_bytes_ = recovered.checkpoint_bytes;
   w->log_.seq = recovered.last_log_seq;
   w->log_.offset = recovered.last_log_end;
-  RAMPART_RETURN_IF_ERROR(w->StartLogSegment(w->next_lsn_));
+  // The log recovery read may be only in the page cache (a process that died
+  // a moment ago): it is durable before a segment that names it as its
+  // predecessor can be, as at every rotation.
+  if (recovered.last_log_seq != 0) {
+    RAMPART_RETURN_IF_ERROR(store.Sync(recovered.last_log_seq));
+  }
+  // The new segment, durable before any obsolete one goes: its seq (above
+  // every seq there is) stays the highest, so a seq is never used twice even
+  // if the removals are cut short.
+  Status started = w->StartLogSegment(w->next_lsn_);
+  if (started.code() == StatusCode::kResourceExhausted && !recovered.obsolete.empty()) {
+    // A full store of slots: make room first (the segment gets a fresh seq).
+    RAMPART_RETURN_IF_ERROR(store.Remove(recovered.obsolete.front()));
+    started = w->StartLogSegment(w->next_lsn_);
+  }
+  RAMPART_RETURN_IF_ERROR(started);
+  RAMPART_RETURN_IF_ERROR(store.Sync(w->log_.seq));
+  for (uint64_t seq : recovered.obsolete) {
+    Status removed = store.Remove(seq);
+    if (!removed.ok() && removed.code() != StatusCode::kNotFound) {
+      return removed.WithContext("removing an obsolete log segment");
+    }
+  }
   return w;
 }
 
@@ -59,10 +78,14 @@ Status LogWriter::StartLogSegment(uint64_t first_lsn) {
 }
 
 uint64_t LogWriter::Append(uint8_t type, std::span<const std::span<const std::byte>> body) {
-  if (log_.buffer.empty()) log_.first_lsn = next_lsn_;
+  return AppendRecord(type, body);
+}
+
+uint64_t LogWriter::AppendRecord(uint8_t type, std::span<const std::span<const std::byte>> body) {
   const uint64_t lsn = next_lsn_++;
   FrameRecord(log_.buffer, log_.seq, lsn, type, body);
   log_.ends.push_back(log_.buffer.size());
+  log_.lsns.push_back(lsn);
   return lsn;
 }
 
@@ -81,8 +104,8 @@ Status LogWriter::WriteStream(Stream& s, const std::function<Status(uint64_t)>& 
                                  " bytes");
       }
       // The segment is full: it is durable before a later one may be.
-      RAMPART_RETURN_IF_ERROR(store_.Sync(s.seq));
-      RAMPART_RETURN_IF_ERROR(next_segment(s.first_lsn + record));
+      RAMPART_RETURN_IF_ERROR(SyncSegment(s.seq));
+      RAMPART_RETURN_IF_ERROR(next_segment(s.lsns[record]));
       for (size_t r = record; r < s.ends.size(); ++r) {
         const size_t start = r == 0 ? 0 : s.ends[r - 1];
         RestampRecord(std::span(s.buffer).subspan(start, s.ends[r] - start), s.seq);
@@ -97,14 +120,26 @@ Status LogWriter::WriteStream(Stream& s, const std::function<Status(uint64_t)>& 
   }
   s.buffer.clear();
   s.ends.clear();
+  s.lsns.clear();
   return Status::Ok();
 }
 
 Status LogWriter::Commit() {
+  RAMPART_RETURN_IF_ERROR(sync_error());
   if (checkpoint_.active && checkpoint_.stream.buffer.size() >= options_.checkpoint_write_bytes) {
     RAMPART_RETURN_IF_ERROR(WriteCheckpointBuffer());
   }
   if (log_.buffer.empty()) return Status::Ok();
+  // Recovery tells a cut write from damage by these: records after a bad one
+  // that say it was durable already make it damage (docs/log_format.md).
+  // A watermark takes no lsn of its own: its lsn field is the durable lsn.
+  const uint64_t durable = durable_lsn_.load(std::memory_order_acquire);
+  if (durable > watermark_) {
+    watermark_ = durable;
+    FrameRecord(log_.buffer, log_.seq, durable, kDurableWatermark, {});
+    log_.ends.push_back(log_.buffer.size());
+    log_.lsns.push_back(next_lsn_);
+  }
   const uint64_t bytes = log_.buffer.size();
   const uint64_t before_seq = log_.seq;
   RAMPART_RETURN_IF_ERROR(
@@ -121,21 +156,38 @@ Status LogWriter::Commit() {
     sync_written_lsn_ = committed_lsn_;
   }
   if (options_.sync == SyncPolicy::kAlways) {
-    RAMPART_RETURN_IF_ERROR(store_.Sync(log_.seq));
+    RAMPART_RETURN_IF_ERROR(SyncSegment(log_.seq));
     durable_lsn_.store(committed_lsn_, std::memory_order_release);
   }
   return Status::Ok();
+}
+
+Status LogWriter::SyncSegment(uint64_t seq) {
+  Status st = store_.Sync(seq);
+  if (!st.ok()) {
+    std::lock_guard<std::mutex> lock(sync_mu_);
+    if (sync_error_.ok()) sync_error_ = st;
+  }
+  return st;
+}
+
+Status LogWriter::sync_error() const {
+  std::lock_guard<std::mutex> lock(sync_mu_);
+  return sync_error_;
 }
 
 Status LogWriter::SyncNow() {
   uint64_t seq, written;
   {
     std::lock_guard<std::mutex> lock(sync_mu_);
+    // A failed sync is final: the kernel may report the lost pages once and
+    // then succeed, so nothing after it counts as durable.
+    if (!sync_error_.ok()) return sync_error_;
     seq = sync_seq_;
     written = sync_written_lsn_;
   }
   if (written <= durable_lsn_.load(std::memory_order_acquire)) return Status::Ok();
-  RAMPART_RETURN_IF_ERROR(store_.Sync(seq));
+  RAMPART_RETURN_IF_ERROR(SyncSegment(seq));
   uint64_t durable = durable_lsn_.load(std::memory_order_acquire);
   while (durable < written &&
          !durable_lsn_.compare_exchange_weak(durable, written, std::memory_order_acq_rel)) {
@@ -172,9 +224,9 @@ Status LogWriter::BeginCheckpoint() {
 
 Status LogWriter::AppendCheckpoint(uint8_t type, std::span<const std::span<const std::byte>> body) {
   Stream& s = checkpoint_.stream;
-  if (s.buffer.empty()) s.first_lsn = checkpoint_.records + 1;
   checkpoint_.bytes += FrameRecord(s.buffer, s.seq, ++checkpoint_.records, type, body);
   s.ends.push_back(s.buffer.size());
+  s.lsns.push_back(checkpoint_.records);
   return Status::Ok();
 }
 
@@ -186,18 +238,18 @@ Status LogWriter::FinishCheckpoint() {
   if (!checkpoint_.active) return FailedPrecondition("no checkpoint is in progress");
   // The redo records the scan's view depends on are durable first.
   RAMPART_RETURN_IF_ERROR(Commit());
-  RAMPART_RETURN_IF_ERROR(store_.Sync(log_.seq));
+  RAMPART_RETURN_IF_ERROR(SyncSegment(log_.seq));
   durable_lsn_.store(std::max(durable_lsn_.load(), committed_lsn_), std::memory_order_release);
 
   uint64_t end_body[2] = {checkpoint_.records, checkpoint_.bytes};
   Stream& s = checkpoint_.stream;
-  if (s.buffer.empty()) s.first_lsn = checkpoint_.records + 1;
   const std::span<const std::byte> piece = std::as_bytes(std::span(end_body));
   FrameRecord(s.buffer, s.seq, checkpoint_.records + 1, kCheckpointEnd,
               std::span<const std::span<const std::byte>>(&piece, 1));
   s.ends.push_back(s.buffer.size());
+  s.lsns.push_back(checkpoint_.records + 1);
   RAMPART_RETURN_IF_ERROR(WriteCheckpointBuffer());
-  RAMPART_RETURN_IF_ERROR(store_.Sync(s.seq));
+  RAMPART_RETURN_IF_ERROR(SyncSegment(s.seq));
 
   // Installed: a restart replays it and the log from its start lsn.
   checkpoint_.active = false;

@@ -85,7 +85,11 @@ class LogWriter {
   // Also writes a checkpoint buffer that is due. Nothing appended: OK at once.
   Status Commit();
   // The sync thread's call (kInterval): makes every committed record durable.
+  // After one failure every later call (and Commit) returns that error and
+  // durable_lsn() stays where it was.
   Status SyncNow();
+  // The first sync failure, OK while there is none. Any thread.
+  Status sync_error() const;
 
   uint64_t appended_lsn() const { return next_lsn_ - 1; }  // last lsn handed out
   uint64_t committed_lsn() const { return committed_lsn_; }
@@ -118,8 +122,8 @@ class LogWriter {
     uint64_t seq = 0;      // the segment being written (0: none yet)
     uint64_t offset = 0;   // where its next record goes
     std::vector<std::byte> buffer;
-    std::vector<size_t> ends;  // end of each buffered record in `buffer`
-    uint64_t first_lsn = 0;    // lsn of the first buffered record
+    std::vector<size_t> ends;    // end of each buffered record in `buffer`
+    std::vector<uint64_t> lsns;  // each record's lsn (a watermark's: the next record's)
   };
   struct CheckpointState {
     bool active = false;
@@ -133,6 +137,9 @@ class LogWriter {
   };
 
   LogWriter(SegmentStore& store, const LogOptions& options);
+  uint64_t AppendRecord(uint8_t type, std::span<const std::span<const std::byte>> body);
+  // store_.Sync, remembering a failure for good (see SyncNow).
+  Status SyncSegment(uint64_t seq);
   // Creates segment `header.seq` and writes `header` into it.
   Status CreateSegment(const SegmentHeader& header);
   // A new log segment whose first record will be `first_lsn`.
@@ -154,13 +161,15 @@ class LogWriter {
   Stream log_;  // the current log segment and the group being built
 
   uint64_t committed_lsn_ = 0;
+  uint64_t watermark_ = 0;  // the last durable lsn written into the log
   uint64_t log_bytes_since_checkpoint_ = 0;
   uint64_t checkpoint_bytes_ = 0;
 
   // What SyncNow may sync: the current segment and the lsn written to it.
-  std::mutex sync_mu_;
+  mutable std::mutex sync_mu_;
   uint64_t sync_seq_ = 0;         // GUARDED_BY(sync_mu_)
   uint64_t sync_written_lsn_ = 0; // GUARDED_BY(sync_mu_)
+  Status sync_error_;             // GUARDED_BY(sync_mu_)
   std::atomic<uint64_t> durable_lsn_{0};
 
   CheckpointState checkpoint_;

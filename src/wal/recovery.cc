@@ -46,18 +46,32 @@ class SegmentReader {
     return r;
   }
 
-  // Whether an intact record of this segment with an lsn above `lsn` starts
-  // anywhere from offset() + 8 on (a bad record followed by good ones is
-  // corruption, not a torn tail).
-  Result<bool> IntactRecordAfter(uint64_t lsn) {
+  // What the intact records of this segment with an lsn above `lsn`, from
+  // offset() + 8 on, say: how many there are, and the highest durable lsn
+  // their watermark records name (0: none).
+  struct After {
+    uint64_t intact = 0;
+    uint64_t durable = 0;
+  };
+  Result<After> RecordsAfter(uint64_t lsn) {
+    After after;
     for (uint64_t at = offset_ + kRecordAlignment; at + kRecordHeaderBytes <= limit_;) {
       offset_ = at;
       RAMPART_RETURN_IF_ERROR(Load(kRecordHeaderBytes));
       Result<RecordView> r = Next();
-      if (r.ok() && r->lsn > lsn) return true;
+      if (r.ok() && r->type == kDurableWatermark) {
+        after.durable = std::max(after.durable, r->lsn);
+        at = offset_;  // the next record starts right after this one
+        continue;
+      }
+      if (r.ok() && r->lsn > lsn) {
+        ++after.intact;
+        at = offset_;
+        continue;
+      }
       at += kRecordAlignment;
     }
-    return false;
+    return after;
   }
 
   uint64_t offset() const { return offset_; }
@@ -98,6 +112,18 @@ struct Recovery {
   uint64_t total_bytes = 0;
   uint64_t done_bytes = 0;
 
+  // Whether an intact record of segment `seq` opens its records.
+  Result<bool> HasFirstRecord(uint64_t seq) {
+    std::vector<std::byte> first(kRecordHeaderBytes);
+    RAMPART_ASSIGN_OR_RETURN(size_t got, store.Read(seq, kSegmentHeaderBytes, first));
+    if (got < kRecordHeaderBytes) return false;
+    uint32_t body = 0;
+    std::memcpy(&body, first.data() + 4, sizeof body);
+    first.resize(FramedBytes(std::min<uint64_t>(body, store.segment_bytes())));
+    RAMPART_ASSIGN_OR_RETURN(got, store.Read(seq, kSegmentHeaderBytes, first));
+    return ParseRecord(std::span(first).first(got), seq).ok();
+  }
+
   Status ReadHeaders() {
     RAMPART_ASSIGN_OR_RETURN(std::vector<uint64_t> seqs, store.List());
     std::sort(seqs.begin(), seqs.end());
@@ -107,8 +133,15 @@ struct Recovery {
       RAMPART_ASSIGN_OR_RETURN(size_t got, store.Read(seq, 0, block));
       Result<SegmentHeader> h = DecodeSegmentHeader(std::span(block).first(got));
       if (!h.ok() && h.status().code() != StatusCode::kInvalidArgument) {
+        // Records follow the header: a segment with a record of its own is
+        // one whose header was written, and damaged since.
+        RAMPART_ASSIGN_OR_RETURN(bool written, HasFirstRecord(seq));
+        if (written) {
+          return Corruption(store.SegmentName(seq), ": ", h.status().message(),
+                            ", but records of the segment follow it: the header is damaged");
+        }
         // Created, but its header never completely written: nothing in it
-        // was ever acknowledged (records follow the header).
+        // was ever acknowledged.
         out.notes.push_back(StrCat(store.SegmentName(seq), ": ", h.status().message(),
                                    "; dropped"));
         out.obsolete.push_back(seq);
@@ -267,6 +300,7 @@ struct Recovery {
           ended = r.status();
           break;
         }
+        if (r->type == kDurableWatermark) continue;  // the log's own, no lsn of its own
         if (r->lsn != expected) {
           return Corruption(name, " at offset ", reader.offset() - r->framed_bytes, ": record ",
                             r->lsn, " where record ", expected, " was expected");
@@ -300,21 +334,28 @@ struct Recovery {
     return Status::Ok();
   }
 
-  // The newest segment's records stop before its end: a torn tail unless an
-  // intact record follows the bad one.
+  // The newest segment's records stop before its end. What follows was
+  // written but not durable when the machine stopped (a torn tail: a write
+  // cut short, or its pages persisted out of order) — unless a later record's
+  // watermark says the first missing record (last_lsn + 1) was durable
+  // already: then the log is damaged.
   Status CheckTornTail(SegmentReader& reader, uint64_t last_lsn, const std::string& name,
                        const Status& why) {
     const uint64_t end = reader.offset();
-    RAMPART_ASSIGN_OR_RETURN(bool intact_after, reader.IntactRecordAfter(last_lsn));
-    if (intact_after) {
-      return Corruption(name, " at offset ", end, ": ", why.message(),
-                        ", and intact records follow it: the log is damaged, not torn");
+    RAMPART_ASSIGN_OR_RETURN(SegmentReader::After after, reader.RecordsAfter(last_lsn));
+    if (after.durable > last_lsn) {
+      return Corruption(name, " at offset ", end, ": ", why.message(), "; a later record says "
+                        "records up to ", after.durable, " were durable: the log is damaged, "
+                        "not torn");
     }
     reader.set_offset(end);
-    if (why.code() == StatusCode::kCorruption) {
+    if (why.code() == StatusCode::kCorruption || after.intact > 0) {
       out.torn_tail = true;
-      out.notes.push_back(StrCat(name, ": torn record at offset ", end, " (", why.message(),
-                                 "); the log ends before it"));
+      out.notes.push_back(StrCat(name, ": the log ends at offset ", end, " (", why.message(),
+                                 "): a torn tail", after.intact > 0
+                                     ? StrCat("; ", after.intact, " intact records written after "
+                                              "it, never durable, dropped too")
+                                     : std::string()));
     }
     return Status::Ok();
   }

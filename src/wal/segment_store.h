@@ -5,9 +5,11 @@
 //   DirectoryStore  one file per segment (seg-<seq in 16 hex digits>) in a
 //                   directory of the local file system; Sync is fdatasync.
 //   BlockStore      fixed-size slots of a ByteDevice (an area of an erasure-
-//                   coded volume of the storage tier, reached by remote IO);
-//                   a slot is in use while it starts with a valid segment
-//                   header; Remove clears that header.
+//                   coded volume of the storage tier, reached by remote IO)
+//                   after a 4 KiB label that records the slot size (a store
+//                   opened with another size is refused); a slot is in use
+//                   while it starts with a valid segment header; Remove
+//                   clears that header.
 //
 //   auto store = DirectoryStore::Open("/var/lib/rampart/node-0/partition-0", 64 << 20);
 //   RAMPART_RETURN_IF_ERROR((*store)->Create(7));
@@ -118,9 +120,11 @@ class DirectoryStore : public SegmentStore {
 
 class BlockStore : public SegmentStore {
  public:
-  // Slots of segment_bytes each over the whole device (its size rounded
-  // down to whole slots). InvalidArgument when not even two slots fit.
-  // Reads every slot's header once to learn which seq lives where.
+  // A 4 KiB label, then slots of segment_bytes each over the rest of the
+  // device (rounded down to whole slots). InvalidArgument when not even two
+  // slots fit, or when the label records another slot size. Writes the label
+  // of a new store; reads every slot's header once to learn which seq lives
+  // where (Corruption for a damaged header that records follow).
   static Result<std::unique_ptr<BlockStore>> Open(std::unique_ptr<ByteDevice> device,
                                                   uint64_t segment_bytes);
 
@@ -142,6 +146,10 @@ class BlockStore : public SegmentStore {
  private:
   BlockStore(std::unique_ptr<ByteDevice> device, uint64_t segment_bytes);
   Result<uint64_t> SlotOf(uint64_t seq) const;
+  uint64_t SlotAt(uint64_t slot) const;  // the slot's first byte on the device
+  // Writes the label of a new store, or checks an old one's slot size.
+  Status CheckLabel();
+  bool SlotHasFirstRecord(uint64_t slot, uint64_t seq);
 
   std::unique_ptr<ByteDevice> device_;
   const uint64_t segment_bytes_;
