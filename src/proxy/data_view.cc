@@ -1,5 +1,7 @@
 #include "proxy/data_view.h"
 
+#include <algorithm>
+
 namespace rampart::proxy {
 
 void DataView::Seed(std::string_view key, std::optional<std::string> stored) {
@@ -20,7 +22,9 @@ Result<std::optional<StoredValue>> DataView::Find(std::string_view key) const {
 
 Result<std::optional<StoredValue>> DataView::FindTyped(std::string_view key, ValueType type) const {
   RAMPART_ASSIGN_OR_RETURN(auto found, Find(key));
-  if (found.has_value() && found->type != type) return InvalidArgument(kWrongType);
+  if (found.has_value() && RedisTypeOf(found->type) != RedisTypeOf(type)) {
+    return InvalidArgument(kWrongType);
+  }
   return found;
 }
 
@@ -30,6 +34,24 @@ void DataView::Put(std::string_view key, std::string stored) {
 
 void DataView::Delete(std::string_view key) {
   entries_.insert_or_assign(std::string(key), Entry{std::nullopt, true});
+}
+
+Result<std::optional<std::string_view>> DataView::Raw(std::string_view key) {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) {
+    if (std::find(missing_.begin(), missing_.end(), key) == missing_.end()) missing_.emplace_back(key);
+    return Unavailable("ERR rampart: a key not read yet");
+  }
+  if (!it->second.stored.has_value()) return std::optional<std::string_view>();
+  return std::optional<std::string_view>(*it->second.stored);
+}
+
+uint64_t DataView::Random() {
+  // splitmix64: small state, good enough spread for random members.
+  uint64_t z = (random_ += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
 }
 
 }  // namespace rampart::proxy

@@ -4,6 +4,13 @@
 // transaction. Values are in the stored format of value_codec.h; expired
 // values read as absent.
 //
+// Keys a command finds it needs only while it runs — the pages of a paged
+// collection (collection.h) — are asked for with Raw(): a key the read round
+// did not return is remembered in missing() and answered kUnavailable; the
+// worker then reads the declared keys and every missing key again, in one
+// read transaction, and runs the commands again on a fresh view. So what a
+// command finally sees is one snapshot.
+//
 // Thread-safety: belongs to one job of one worker.
 #pragma once
 
@@ -12,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 #include "proxy/value_codec.h"
@@ -23,7 +31,9 @@ inline constexpr std::string_view kWrongType =
 
 class DataView {
  public:
-  explicit DataView(uint64_t now_ms) : now_ms_(now_ms) {}
+  // `seed` seeds Random(): the same seed gives the same numbers, so a command
+  // run again after a read of missing keys makes the same choices.
+  explicit DataView(uint64_t now_ms, uint64_t seed = 0) : now_ms_(now_ms), random_(seed) {}
 
   // What the read round returned for key (nullopt: absent).
   void Seed(std::string_view key, std::optional<std::string> stored);
@@ -38,6 +48,16 @@ class DataView {
   void Put(std::string_view key, std::string stored);
   void Delete(std::string_view key);
 
+  // The stored bytes of any key (nullopt: absent), expired or not. A key that
+  // was neither seeded nor written is added to missing() and gives
+  // Unavailable.
+  Result<std::optional<std::string_view>> Raw(std::string_view key);
+  // The keys Raw() asked for that the view does not hold, in order.
+  const std::vector<std::string>& missing() const { return missing_; }
+
+  // A pseudo-random number (SPOP, SRANDMEMBER, new collection ids).
+  uint64_t Random();
+
   struct Entry {
     std::optional<std::string> stored;  // nullopt: absent (a delete when dirty)
     bool dirty = false;                 // written by the command(s)
@@ -48,7 +68,9 @@ class DataView {
 
  private:
   uint64_t now_ms_;
+  uint64_t random_;
   std::map<std::string, Entry, std::less<>> entries_;
+  std::vector<std::string> missing_;
 };
 
 }  // namespace rampart::proxy

@@ -6,6 +6,8 @@
 #include <set>
 #include <string>
 
+#include "proxy/internal_keys.h"
+
 namespace rampart::proxy {
 namespace {
 
@@ -67,7 +69,7 @@ std::string_view HashRing::HashTag(std::string_view key) {
 }
 
 Replicas HashRing::ReplicasOf(std::string_view key) const {
-  const std::string_view tag = HashTag(key);
+  const std::string_view tag = HashTag(PlacementKey(key));
   const uint64_t h = Hash(tag);
   const uint32_t slot =
       static_cast<uint32_t>(XXH3_64bits_withSeed(tag.data(), tag.size(), kSlotSeed) % partitions_per_node_);

@@ -8,7 +8,9 @@
 //
 // The ring:
 //   point(node i, vnode v) = XXH3_64bits("host:port#v")   (the node's address, NodeConfig::address())
-//   tag(key)               = HashTag(key)                  (Redis Cluster's {...} rule)
+//   tag(key)               = HashTag(PlacementKey(key))    (Redis Cluster's {...} rule;
+//                                                            a collection page goes with
+//                                                            its user key, internal_keys.h)
 //   replicas(key)          = the first R distinct nodes met walking clockwise
 //                            (increasing points, wrapping) from XXH3_64bits(tag)
 //   slot(key)              = XXH3_64bits_withSeed(tag, kSlotSeed) mod partitions_per_node

@@ -129,11 +129,29 @@ Result<StoredValue> DecodeStored(std::string_view stored) {
                       "-byte header");
   }
   const char type = stored[0];
-  if (type != static_cast<char>(ValueType::kString) && type != static_cast<char>(ValueType::kHash) &&
-      type != static_cast<char>(ValueType::kZset)) {
+  if (std::string_view("shzHSZL").find(type) == std::string_view::npos) {
     return Corruption("stored value: unknown type byte ", static_cast<int>(static_cast<uint8_t>(type)));
   }
   return StoredValue{static_cast<ValueType>(type), LoadLe(stored.data() + 1, 8), stored.substr(kStoredHeaderBytes)};
+}
+
+ValueType RedisTypeOf(ValueType type) {
+  switch (type) {
+    case ValueType::kHash: return ValueType::kPagedHash;
+    case ValueType::kZset: return ValueType::kPagedZset;
+    default: return type;
+  }
+}
+
+std::string_view RedisTypeName(ValueType type) {
+  switch (RedisTypeOf(type)) {
+    case ValueType::kString: return "string";
+    case ValueType::kPagedHash: return "hash";
+    case ValueType::kPagedSet: return "set";
+    case ValueType::kPagedZset: return "zset";
+    case ValueType::kList: return "list";
+    default: return "none";
+  }
 }
 
 bool Expired(const StoredValue& v, uint64_t now_ms) { return v.expire_at_ms != 0 && v.expire_at_ms <= now_ms; }

@@ -9,7 +9,9 @@
 // ---- Stored format: persisted in the kv tier — DO NOT CHANGE ----------------
 // All integers are little-endian; f64 is an IEEE-754 double, little-endian.
 //
-//   byte 0      type: 's' string, 'h' hash, 'z' sorted set
+//   byte 0      type: 's' string, 'h' hash, 'z' sorted set (whole-value
+//               formats, below), 'H' hash, 'S' set, 'Z' sorted set, 'L' list
+//               (paged collections: docs/collections.md, collection.h)
 //   bytes 1..8  expire_at: u64 unix milliseconds; 0 = never expires
 //   bytes 9..   payload, by type:
 //
@@ -19,6 +21,10 @@
 //   'z'  u32 count, then count members in increasing (score, member) order
 //        (Redis's order; members compared as bytes), each
 //          f64 score (never NaN), u32 member_len, member bytes
+//
+// 'h' and 'z' are what the proxy wrote before collections were paged; they
+// are still read (as the paged hash and sorted set they hold) and become 'H'
+// and 'Z' on their next change.
 //
 // A payload must be exactly as long as its entries (trailing bytes are
 // Corruption); names and members are unique. Lengths and counts are < 2^32.
@@ -44,7 +50,21 @@
 
 namespace rampart::proxy {
 
-enum class ValueType : uint8_t { kString = 's', kHash = 'h', kZset = 'z' };
+enum class ValueType : uint8_t {
+  kString = 's',
+  kHash = 'h',  // whole-value hash (read only)
+  kZset = 'z',  // whole-value sorted set (read only)
+  kPagedHash = 'H',
+  kPagedSet = 'S',
+  kPagedZset = 'Z',
+  kList = 'L',
+};
+
+// The Redis type a stored type is: 'H' for 'h' and 'H', 'Z' for 'z' and 'Z',
+// else the type itself. FindTyped compares these.
+ValueType RedisTypeOf(ValueType type);
+// Redis's name of the type: "string", "hash", "set", "zset", "list".
+std::string_view RedisTypeName(ValueType type);
 
 inline constexpr size_t kStoredHeaderBytes = 9;  // type + expire_at
 

@@ -1,0 +1,570 @@
+#include "proxy/page_tree.h"
+
+#include <algorithm>
+
+namespace rampart::proxy {
+namespace {
+
+// ---- Varints (LEB128, 7 bits a byte, low bits first) ----------------------
+
+size_t VarintBytes(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+void PutVarint(std::string* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+void PutString(std::string* out, std::string_view s) {
+  PutVarint(out, s.size());
+  out->append(s);
+}
+
+Status Malformed(std::string_view what) { return Corruption("collection page: ", what); }
+
+Result<uint64_t> GetVarint(std::string_view* in) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (in->empty()) return Malformed("truncated number");
+    const auto byte = static_cast<uint8_t>(in->front());
+    in->remove_prefix(1);
+    v |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) return v;
+  }
+  return Malformed("number longer than 64 bits");
+}
+
+Result<std::string> GetString(std::string_view* in) {
+  RAMPART_ASSIGN_OR_RETURN(uint64_t len, GetVarint(in));
+  if (len > in->size()) return Malformed("truncated string");
+  std::string s(in->substr(0, len));
+  in->remove_prefix(len);
+  return s;
+}
+
+size_t StringBytes(std::string_view s) { return VarintBytes(s.size()) + s.size(); }
+size_t EntryBytes(const TreeEntry& e) { return StringBytes(e.key) + StringBytes(e.value); }
+size_t ChildBytes(const TreeChild& c) {
+  return VarintBytes(c.page) + VarintBytes(c.count) + StringBytes(c.separator);
+}
+
+size_t ItemBytes(const TreeNode& node, size_t i) {
+  return node.leaf() ? EntryBytes(node.entries[i]) : ChildBytes(node.children[i]);
+}
+size_t ItemCount(const TreeNode& node) {
+  return node.leaf() ? node.entries.size() : node.children.size();
+}
+
+// The shortest prefix of `right` that is greater than `left`.
+// REQUIRES: left < right.
+std::string Separator(std::string_view left, std::string_view right) {
+  for (size_t n = 1; n < right.size(); ++n) {
+    if (right.substr(0, n) > left) return std::string(right.substr(0, n));
+  }
+  return std::string(right);
+}
+
+}  // namespace
+
+uint64_t TreeNode::Count() const {
+  if (leaf()) return entries.size();
+  uint64_t n = 0;
+  for (const TreeChild& c : children) n += c.count;
+  return n;
+}
+
+size_t TreeNode::EncodedBytes() const {
+  size_t bytes = VarintBytes(height) + VarintBytes(ItemCount(*this));
+  for (size_t i = 0; i < ItemCount(*this); ++i) bytes += ItemBytes(*this, i);
+  return bytes;
+}
+
+void EncodeNode(const TreeNode& node, std::string* out) {
+  PutVarint(out, node.height);
+  PutVarint(out, ItemCount(node));
+  for (const TreeEntry& e : node.entries) {
+    PutString(out, e.key);
+    PutString(out, e.value);
+  }
+  for (const TreeChild& c : node.children) {
+    PutVarint(out, c.page);
+    PutVarint(out, c.count);
+    PutString(out, c.separator);
+  }
+}
+
+Result<TreeNode> DecodeNode(std::string_view* in) {
+  TreeNode node;
+  RAMPART_ASSIGN_OR_RETURN(uint64_t height, GetVarint(in));
+  RAMPART_ASSIGN_OR_RETURN(uint64_t n, GetVarint(in));
+  if (height > 64) return Malformed("height beyond 64");
+  // Every item takes at least 2 bytes (leaf) or 3 (interior).
+  if (n > in->size() / 2) return Malformed("more items than bytes");
+  node.height = static_cast<uint32_t>(height);
+  if (node.leaf()) {
+    node.entries.resize(n);
+    for (TreeEntry& e : node.entries) {
+      RAMPART_ASSIGN_OR_RETURN(e.key, GetString(in));
+      RAMPART_ASSIGN_OR_RETURN(e.value, GetString(in));
+    }
+    return node;
+  }
+  if (n == 0) return Malformed("an interior node without children");
+  node.children.resize(n);
+  for (TreeChild& c : node.children) {
+    RAMPART_ASSIGN_OR_RETURN(c.page, GetVarint(in));
+    RAMPART_ASSIGN_OR_RETURN(c.count, GetVarint(in));
+    RAMPART_ASSIGN_OR_RETURN(c.separator, GetString(in));
+    if (c.count == 0) return Malformed("an empty child");
+  }
+  return node;
+}
+
+PageTree::PageTree(PageStore* store, TreeNode root) : store_(store), root_(std::move(root)) {}
+PageTree::PageTree(PageTree&&) noexcept = default;
+PageTree& PageTree::operator=(PageTree&&) noexcept = default;
+PageTree::~PageTree() = default;
+
+PageTree PageTree::Build(PageStore* store, std::vector<TreeEntry> entries) {
+  PageTree tree(store, TreeNode{});
+  tree.root_.dirty = true;
+  tree.root_.entries = std::move(entries);
+  while (tree.root_.EncodedBytes() > kMaxNodeBytes && ItemCount(tree.root_) >= 2) tree.SplitRoot();
+  return tree;
+}
+
+Result<TreeNode*> PageTree::Child(const TreeNode& parent, size_t index) {
+  const TreeChild& child = parent.children[index];
+  if (auto it = pages_.find(child.page); it != pages_.end()) return it->second.get();
+  RAMPART_ASSIGN_OR_RETURN(std::string_view bytes, store_->Load(child.page));
+  auto decoded = DecodeNode(&bytes);
+  if (!decoded.ok()) return decoded.status().WithContext(StrCat("page ", child.page));
+  if (!bytes.empty()) return Malformed(StrCat("page ", child.page, " has trailing bytes"));
+  if (decoded->height + 1 != parent.height || decoded->Count() != child.count) {
+    return Malformed(StrCat("page ", child.page, " does not match its parent (height ",
+                            decoded->height, ", ", decoded->Count(), " entries; expected ",
+                            parent.height - 1, ", ", child.count, ")"));
+  }
+  auto [it, fresh] = pages_.emplace(child.page, std::make_unique<TreeNode>(std::move(*decoded)));
+  return it->second.get();
+}
+
+Result<PageTree::Path> PageTree::PathToRank(uint64_t rank) {
+  Path path;
+  TreeNode* node = &root_;
+  while (!node->leaf()) {
+    size_t i = 0;
+    while (i + 1 < node->children.size() && rank >= node->children[i].count) {
+      rank -= node->children[i].count;
+      ++i;
+    }
+    path.push_back({node, i});
+    RAMPART_ASSIGN_OR_RETURN(node, Child(*node, i));
+  }
+  path.push_back({node, static_cast<size_t>(std::min<uint64_t>(rank, node->entries.size()))});
+  return path;
+}
+
+Result<PageTree::Path> PageTree::PathToKey(std::string_view key) {
+  Path path;
+  TreeNode* node = &root_;
+  while (!node->leaf()) {
+    // The last child whose separator is <= key (the first child's is unused).
+    auto it = std::upper_bound(node->children.begin() + 1, node->children.end(), key,
+                               [](std::string_view k, const TreeChild& c) { return k < c.separator; });
+    const size_t i = static_cast<size_t>(it - node->children.begin()) - 1;
+    path.push_back({node, i});
+    RAMPART_ASSIGN_OR_RETURN(node, Child(*node, i));
+  }
+  auto it = std::lower_bound(node->entries.begin(), node->entries.end(), key,
+                             [](const TreeEntry& e, std::string_view k) { return e.key < k; });
+  path.push_back({node, static_cast<size_t>(it - node->entries.begin())});
+  return path;
+}
+
+uint64_t PageTree::RankOf(const Path& path) {
+  uint64_t rank = path.back().index;
+  for (size_t d = 0; d + 1 < path.size(); ++d) {
+    for (size_t i = 0; i < path[d].index; ++i) rank += path[d].node->children[i].count;
+  }
+  return rank;
+}
+
+Result<std::optional<std::string>> PageTree::Get(std::string_view key) {
+  RAMPART_ASSIGN_OR_RETURN(Path path, PathToKey(key));
+  const Step& leaf = path.back();
+  if (leaf.index < leaf.node->entries.size() && leaf.node->entries[leaf.index].key == key) {
+    return std::optional<std::string>(leaf.node->entries[leaf.index].value);
+  }
+  return std::optional<std::string>();
+}
+
+Result<bool> PageTree::Put(std::string_view key, std::string_view value) {
+  RAMPART_ASSIGN_OR_RETURN(Path path, PathToKey(key));
+  Step& leaf = path.back();
+  auto& entries = leaf.node->entries;
+  const bool fresh = leaf.index == entries.size() || entries[leaf.index].key != key;
+  if (fresh) {
+    entries.insert(entries.begin() + static_cast<ptrdiff_t>(leaf.index),
+                   TreeEntry{std::string(key), std::string(value)});
+  } else {
+    entries[leaf.index].value.assign(value);
+  }
+  RAMPART_RETURN_IF_ERROR(Rebalance(path));
+  return fresh;
+}
+
+Result<bool> PageTree::Erase(std::string_view key) {
+  RAMPART_ASSIGN_OR_RETURN(Path path, PathToKey(key));
+  Step& leaf = path.back();
+  auto& entries = leaf.node->entries;
+  if (leaf.index == entries.size() || entries[leaf.index].key != key) return false;
+  entries.erase(entries.begin() + static_cast<ptrdiff_t>(leaf.index));
+  RAMPART_RETURN_IF_ERROR(Rebalance(path));
+  return true;
+}
+
+Result<uint64_t> PageTree::LowerRank(std::string_view key) {
+  RAMPART_ASSIGN_OR_RETURN(Path path, PathToKey(key));
+  return RankOf(path);
+}
+
+Result<TreeEntry> PageTree::At(uint64_t rank) {
+  RAMPART_ASSIGN_OR_RETURN(Path path, PathToRank(rank));
+  const Step& leaf = path.back();
+  if (leaf.index >= leaf.node->entries.size()) return InvalidArgument("ERR rampart: ", "rank ", rank, " of ", size());
+  return leaf.node->entries[leaf.index];
+}
+
+Status PageTree::InsertAt(uint64_t rank, std::string_view key, std::string_view value) {
+  RAMPART_ASSIGN_OR_RETURN(Path path, PathToRank(rank));
+  auto& entries = path.back().node->entries;
+  entries.insert(entries.begin() + static_cast<ptrdiff_t>(path.back().index),
+                 TreeEntry{std::string(key), std::string(value)});
+  return Rebalance(path);
+}
+
+Status PageTree::SetValueAt(uint64_t rank, std::string_view value) {
+  RAMPART_ASSIGN_OR_RETURN(Path path, PathToRank(rank));
+  const Step& leaf = path.back();
+  if (leaf.index >= leaf.node->entries.size()) return InvalidArgument("ERR rampart: ", "rank ", rank, " of ", size());
+  leaf.node->entries[leaf.index].value.assign(value);
+  return Rebalance(path);
+}
+
+Status PageTree::EraseRange(uint64_t rank, uint64_t count) {
+  if (count == 0) return Status::Ok();
+  if (rank + count > size()) return InvalidArgument("ERR rampart: ", "erase of ", count, " from ", rank, " of ", size());
+  RAMPART_RETURN_IF_ERROR(Prefetch(rank, rank + count, /*inner_leaves=*/false));
+  RAMPART_RETURN_IF_ERROR(EraseIn(root_, rank, count));
+  // The nodes at the edges of the range may be small now.
+  for (uint64_t edge : {rank, rank - 1}) {
+    if (edge >= size()) continue;  // also rank - 1 when rank == 0
+    RAMPART_ASSIGN_OR_RETURN(Path path, PathToRank(edge));
+    RAMPART_RETURN_IF_ERROR(Rebalance(path));
+  }
+  return CollapseRoot();
+}
+
+Status PageTree::Prefetch(uint64_t from, uint64_t to, bool inner_leaves) {
+  struct Placed {
+    TreeNode* node;
+    uint64_t base;  // rank of its first entry
+  };
+  std::vector<Placed> level{{&root_, 0}};
+  while (!level.empty() && !level.front().node->leaf()) {
+    std::vector<Placed> next;
+    Status missing = Status::Ok();
+    for (const Placed& p : level) {
+      uint64_t base = p.base;
+      for (size_t i = 0; i < p.node->children.size(); base += p.node->children[i++].count) {
+        const uint64_t end = base + p.node->children[i].count;
+        if (end <= from || base >= to) continue;
+        if (p.node->height == 1 && !inner_leaves && base >= from && end <= to) continue;
+        auto child = Child(*p.node, i);
+        if (child.ok()) {
+          next.push_back({*child, base});
+        } else if (child.status().code() == StatusCode::kUnavailable) {
+          missing = child.status();  // and ask for the others of the level too
+        } else {
+          return child.status();
+        }
+      }
+    }
+    RAMPART_RETURN_IF_ERROR(missing);
+    level = std::move(next);
+  }
+  return Status::Ok();
+}
+
+Status PageTree::EraseIn(TreeNode& node, uint64_t rank, uint64_t count) {
+  node.dirty = true;
+  if (node.leaf()) {
+    const auto first = node.entries.begin() + static_cast<ptrdiff_t>(rank);
+    node.entries.erase(first, first + static_cast<ptrdiff_t>(count));
+    return Status::Ok();
+  }
+  std::vector<TreeChild> kept;
+  for (size_t i = 0; i < node.children.size(); ++i) {
+    TreeChild& c = node.children[i];
+    if (count == 0 || rank >= c.count) {
+      if (count != 0) rank -= c.count;
+      kept.push_back(std::move(c));
+      continue;
+    }
+    const uint64_t take = std::min(count, c.count - rank);
+    if (rank == 0 && take == c.count) {
+      RAMPART_RETURN_IF_ERROR(DropSubtree(c, node.height - 1));
+    } else {
+      RAMPART_ASSIGN_OR_RETURN(TreeNode * child, Child(node, i));
+      RAMPART_RETURN_IF_ERROR(EraseIn(*child, rank, take));
+      c.count -= take;
+      kept.push_back(std::move(c));
+    }
+    count -= take;
+    rank = 0;
+  }
+  node.children = std::move(kept);
+  if (node.children.empty()) node.height = 0;  // an emptied root becomes an empty leaf
+  return Status::Ok();
+}
+
+Status PageTree::DropSubtree(const TreeChild& child, uint32_t height) {
+  if (height > 0) {
+    TreeNode holder;
+    holder.height = height + 1;
+    holder.children.push_back(child);
+    RAMPART_ASSIGN_OR_RETURN(TreeNode * node, Child(holder, 0));
+    for (const TreeChild& grandchild : node->children) {
+      RAMPART_RETURN_IF_ERROR(DropSubtree(grandchild, height - 1));
+    }
+  }
+  DropPage(child.page);
+  return Status::Ok();
+}
+
+void PageTree::DropPage(uint64_t page) {
+  store_->Drop(page);
+  pages_.erase(page);
+}
+
+Status PageTree::Rebalance(Path& path) {
+  // The leaf changed; an ancestor only when a count below it did (a new
+  // value of an existing entry rewrites the leaf alone).
+  path.back().node->dirty = true;
+  for (size_t d = path.size() - 1; d > 0; --d) {
+    TreeChild& child = path[d - 1].node->children[path[d - 1].index];
+    const uint64_t count = path[d].node->Count();
+    if (child.count != count) {
+      child.count = count;
+      path[d - 1].node->dirty = true;
+    }
+  }
+  for (size_t d = path.size() - 1; d > 0; --d) {
+    RAMPART_RETURN_IF_ERROR(SplitIfLarge(path, d));
+    RAMPART_RETURN_IF_ERROR(MergeIfSmall(path, d));
+  }
+  while (root_.EncodedBytes() > kMaxNodeBytes && ItemCount(root_) >= 2) SplitRoot();
+  return CollapseRoot();
+}
+
+namespace {
+
+struct Piece {
+  std::unique_ptr<TreeNode> node;
+  std::string separator;
+};
+
+// Leaves `node` its first items up to three quarters of kMaxNodeBytes (at
+// least one) and moves the rest into new nodes of the same height, each as
+// full, in order. REQUIRES: at least 2 items.
+std::vector<Piece> CutIntoPieces(TreeNode& node) {
+  const size_t items = ItemCount(node);
+  std::vector<size_t> starts;  // of every piece after the first
+  size_t bytes = ItemBytes(node, 0);
+  for (size_t i = 1; i < items; ++i) {
+    const size_t b = ItemBytes(node, i);
+    if (bytes + b > kMaxNodeBytes * 3 / 4) {
+      starts.push_back(i);
+      bytes = 0;
+    }
+    bytes += b;
+  }
+  std::vector<Piece> pieces(starts.size());
+  for (size_t k = 0; k < starts.size(); ++k) {  // separators first: the moves empty the keys
+    const size_t from = starts[k];
+    pieces[k].separator = node.leaf() ? Separator(node.entries[from - 1].key, node.entries[from].key)
+                                      : node.children[from].separator;
+  }
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const auto from = static_cast<ptrdiff_t>(starts[k]);
+    const auto to = static_cast<ptrdiff_t>(k + 1 < starts.size() ? starts[k + 1] : items);
+    Piece& p = pieces[k];
+    p.node = std::make_unique<TreeNode>();
+    p.node->height = node.height;
+    p.node->dirty = true;
+    if (node.leaf()) {
+      p.node->entries.assign(std::make_move_iterator(node.entries.begin() + from),
+                             std::make_move_iterator(node.entries.begin() + to));
+    } else {
+      p.node->children.assign(std::make_move_iterator(node.children.begin() + from),
+                              std::make_move_iterator(node.children.begin() + to));
+    }
+  }
+  if (!starts.empty()) {
+    if (node.leaf()) {
+      node.entries.resize(starts[0]);
+    } else {
+      node.children.resize(starts[0]);
+    }
+  }
+  node.dirty = true;
+  return pieces;
+}
+
+}  // namespace
+
+Status PageTree::SplitIfLarge(Path& path, size_t depth) {
+  TreeNode& node = *path[depth].node;
+  if (node.EncodedBytes() <= kMaxNodeBytes || ItemCount(node) < 2) return Status::Ok();
+  std::vector<Piece> pieces = CutIntoPieces(node);
+  TreeNode& parent = *path[depth - 1].node;
+  const size_t index = path[depth - 1].index;
+  parent.dirty = true;
+  parent.children[index].count = node.Count();
+  std::vector<TreeChild> added;
+  for (Piece& p : pieces) {
+    const uint64_t page = store_->NewPage();
+    added.push_back(TreeChild{page, p.node->Count(), std::move(p.separator)});
+    pages_.emplace(page, std::move(p.node));
+  }
+  parent.children.insert(parent.children.begin() + static_cast<ptrdiff_t>(index) + 1,
+                         std::make_move_iterator(added.begin()), std::make_move_iterator(added.end()));
+  return Status::Ok();
+}
+
+void PageTree::SplitRoot() {
+  auto first = std::make_unique<TreeNode>(std::move(root_));
+  std::vector<Piece> pieces = CutIntoPieces(*first);
+  root_ = TreeNode{};
+  root_.height = first->height + 1;
+  root_.dirty = true;
+  const uint64_t first_page = store_->NewPage();
+  root_.children.push_back(TreeChild{first_page, first->Count(), ""});
+  pages_.emplace(first_page, std::move(first));
+  for (Piece& p : pieces) {
+    const uint64_t page = store_->NewPage();
+    root_.children.push_back(TreeChild{page, p.node->Count(), std::move(p.separator)});
+    pages_.emplace(page, std::move(p.node));
+  }
+}
+
+Status PageTree::MergeIfSmall(Path& path, size_t depth) {
+  TreeNode& parent = *path[depth - 1].node;
+  const size_t index = path[depth - 1].index;
+  if (index >= parent.children.size()) return Status::Ok();
+  TreeNode& node = *path[depth].node;
+  if (node.Count() == 0) {
+    parent.dirty = true;
+    DropPage(parent.children[index].page);
+    parent.children.erase(parent.children.begin() + static_cast<ptrdiff_t>(index));
+    return Status::Ok();
+  }
+  if (node.EncodedBytes() >= kMaxNodeBytes / 4 || parent.children.size() < 2) return Status::Ok();
+  const size_t left = index + 1 < parent.children.size() ? index : index - 1;
+  RAMPART_ASSIGN_OR_RETURN(TreeNode * l, Child(parent, left));
+  RAMPART_ASSIGN_OR_RETURN(TreeNode * r, Child(parent, left + 1));
+  if (l->EncodedBytes() + r->EncodedBytes() > kMaxNodeBytes * 3 / 4) return Status::Ok();
+  if (l->leaf()) {
+    std::move(r->entries.begin(), r->entries.end(), std::back_inserter(l->entries));
+  } else {
+    r->children.front().separator = parent.children[left + 1].separator;
+    std::move(r->children.begin(), r->children.end(), std::back_inserter(l->children));
+  }
+  l->dirty = parent.dirty = true;
+  parent.children[left].count += parent.children[left + 1].count;
+  DropPage(parent.children[left + 1].page);
+  parent.children.erase(parent.children.begin() + static_cast<ptrdiff_t>(left) + 1);
+  return Status::Ok();
+}
+
+Status PageTree::CollapseRoot() {
+  while (!root_.leaf() && root_.children.size() <= 1) {
+    if (root_.children.empty()) {
+      root_ = TreeNode{};
+      root_.dirty = true;
+      break;
+    }
+    RAMPART_ASSIGN_OR_RETURN(TreeNode * only, Child(root_, 0));
+    const uint64_t page = root_.children[0].page;
+    TreeNode lifted = std::move(*only);
+    DropPage(page);
+    root_ = std::move(lifted);
+    root_.dirty = true;
+  }
+  return Status::Ok();
+}
+
+Result<bool> PageTree::Advance(Path& path, bool forward) {
+  size_t d = path.size() - 1;
+  while (d-- > 0) {
+    Step& step = path[d];
+    if (forward ? step.index + 1 < step.node->children.size() : step.index > 0) break;
+    if (d == 0) return false;
+  }
+  if (path.size() == 1) return false;
+  if (forward) {
+    ++path[d].index;
+  } else {
+    --path[d].index;
+  }
+  for (size_t e = d + 1; e < path.size(); ++e) {
+    RAMPART_ASSIGN_OR_RETURN(TreeNode * node, Child(*path[e - 1].node, path[e - 1].index));
+    path[e].node = node;
+    path[e].index = forward ? 0 : ItemCount(*node) - 1;
+  }
+  return true;
+}
+
+Status PageTree::ForEach(uint64_t rank, bool reverse, const Visitor& fn) {
+  if (rank >= size()) return Status::Ok();
+  RAMPART_ASSIGN_OR_RETURN(Path path, PathToRank(rank));
+  while (true) {
+    const Step& leaf = path.back();
+    const auto& entries = leaf.node->entries;
+    if (reverse) {
+      for (size_t i = leaf.index + 1; i-- > 0; --rank) {
+        if (!fn(rank, entries[i])) return Status::Ok();
+      }
+    } else {
+      for (size_t i = leaf.index; i < entries.size(); ++i, ++rank) {
+        if (!fn(rank, entries[i])) return Status::Ok();
+      }
+    }
+    RAMPART_ASSIGN_OR_RETURN(bool more, Advance(path, !reverse));
+    if (!more) return Status::Ok();
+  }
+}
+
+Status PageTree::Flush() {
+  for (auto& [page, node] : pages_) {
+    if (!node->dirty) continue;
+    std::string bytes;
+    bytes.reserve(node->EncodedBytes());
+    EncodeNode(*node, &bytes);
+    store_->Store(page, std::move(bytes));
+    node->dirty = false;
+  }
+  return Status::Ok();
+}
+
+}  // namespace rampart::proxy

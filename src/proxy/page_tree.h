@@ -1,0 +1,180 @@
+// PageTree: an ordered sequence of (key, value) entries kept as a B+-tree of
+// pages, each page one kv key, so that a change to one entry rewrites the
+// pages on one root-to-leaf path and a read of one entry or a range reads
+// only the pages it crosses. The root lives inline in the collection's
+// header (collection.h); the other nodes are pages loaded through a
+// PageStore on demand.
+//
+//   PageTree tree(&store, std::move(root));        // root decoded from the header
+//   RAMPART_ASSIGN_OR_RETURN(bool added, tree.Put("member", score_bytes));
+//   RAMPART_RETURN_IF_ERROR(tree.Flush());         // dirty pages to the store
+//   header += EncodeNode(tree.root());
+//
+// Two ways to address entries, both over the same tree:
+//   - by key (sets, hashes, sorted sets): entries in increasing byte order of
+//     key, keys unique; Get / Put / Erase / LowerRank / ForEach from a key;
+//   - by rank (lists, and ranks of sorted sets): the n-th entry, 0-based;
+//     At / InsertAt / SetValueAt / EraseAt / ForEach from a rank. A list's
+//     entries have empty keys and only rank operations are used on them.
+// Every interior node keeps each child's entry count, so both kinds cost
+// O(depth) pages.
+//
+// Missing pages: a page the store has not read yet makes the operation fail
+// with the store's status (kUnavailable, see DataView); the caller reads the
+// page and runs the whole command again. Nothing the failed call changed is
+// saved by then (the tree's nodes are discarded with it).
+//
+// Stored node format: docs/collections.md — DO NOT CHANGE.
+//
+// Thread-safety: a tree and its store belong to one command of one worker.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace rampart::proxy {
+
+// Nodes split when their encoding grows beyond this many bytes (a node with a
+// single entry may be larger), and are merged with a neighbour when they
+// shrink below a quarter of it.
+inline constexpr size_t kMaxNodeBytes = 2048;
+
+struct TreeEntry {
+  std::string key;
+  std::string value;
+};
+
+struct TreeChild {
+  uint64_t page = 0;    // the child's page id
+  uint64_t count = 0;   // entries below the child
+  // Every key below this child is >= separator, every key below the child
+  // before it is < separator. The first child's separator is empty (unused).
+  std::string separator;
+};
+
+struct TreeNode {
+  // 0: a leaf (entries); h > 0: an interior node whose children have height
+  // h - 1 (every leaf of a tree is at the same depth).
+  uint32_t height = 0;
+  std::vector<TreeEntry> entries;    // leaf
+  std::vector<TreeChild> children;   // interior
+  bool dirty = false;                // changed since loaded
+
+  bool leaf() const { return height == 0; }
+  uint64_t Count() const;
+  // The size of EncodeNode(*this), in bytes.
+  size_t EncodedBytes() const;
+};
+
+// Appends the stored encoding of `node` to `out`.
+void EncodeNode(const TreeNode& node, std::string* out);
+// Decodes one node from the front of `in` and advances it past the node.
+// Corruption when truncated or malformed (counts that do not add up, ...).
+Result<TreeNode> DecodeNode(std::string_view* in);
+
+// Where a tree's pages live. Implemented over a DataView by Collection.
+class PageStore {
+ public:
+  virtual ~PageStore() = default;
+  // The stored bytes of a page; kUnavailable when not read yet (the store
+  // remembers to read it), Corruption when absent although referenced.
+  virtual Result<std::string_view> Load(uint64_t page) = 0;
+  virtual void Store(uint64_t page, std::string bytes) = 0;
+  virtual void Drop(uint64_t page) = 0;
+  // A page id never used before in this collection.
+  virtual uint64_t NewPage() = 0;
+};
+
+class PageTree {
+ public:
+  // REQUIRES: `store` outlives the tree.
+  PageTree(PageStore* store, TreeNode root);
+  // A tree of `entries`, in their order (keyed trees: increasing keys), on
+  // new pages filled to three quarters. REQUIRES: `store` outlives the tree.
+  static PageTree Build(PageStore* store, std::vector<TreeEntry> entries);
+  PageTree(PageTree&&) noexcept;
+  PageTree& operator=(PageTree&&) noexcept;
+  ~PageTree();
+
+  uint64_t size() const { return root_.Count(); }
+  const TreeNode& root() const { return root_; }
+  // True when the root changed (the header must be written).
+  bool root_dirty() const { return root_.dirty; }
+
+  // ---- By key ----
+  Result<std::optional<std::string>> Get(std::string_view key);
+  // Inserts or replaces; true when the key is new.
+  Result<bool> Put(std::string_view key, std::string_view value);
+  // True when the key was there.
+  Result<bool> Erase(std::string_view key);
+  // The number of entries with key < `key` (the rank `key` has or would have).
+  Result<uint64_t> LowerRank(std::string_view key);
+
+  // ---- By rank ----
+  // REQUIRES: rank < size().
+  Result<TreeEntry> At(uint64_t rank);
+  // REQUIRES: rank <= size(). Keyed trees must keep their order.
+  Status InsertAt(uint64_t rank, std::string_view key, std::string_view value);
+  // REQUIRES: rank < size().
+  Status SetValueAt(uint64_t rank, std::string_view value);
+  // Removes `count` entries from `rank` on. REQUIRES: rank + count <= size().
+  // Pages wholly inside the range are dropped without being read (their
+  // interior nodes are read).
+  Status EraseRange(uint64_t rank, uint64_t count);
+
+  // ---- Reading ahead ----
+  // Loads every page holding entries of ranks [from, to), asking the store
+  // for all the missing pages of a tree level at once: a range costs one
+  // read round per level instead of one per page. With inner_leaves false,
+  // leaves wholly inside the range are skipped (EraseRange drops them unread).
+  Status Prefetch(uint64_t from, uint64_t to, bool inner_leaves = true);
+
+  // ---- Iteration ----
+  // Calls fn(rank, entry) for the entries from `rank` on (reverse: from
+  // `rank` down to 0) until fn returns false or the entries end. Pages are
+  // loaded as reached: Prefetch the range first when it is known.
+  using Visitor = std::function<bool(uint64_t rank, const TreeEntry& entry)>;
+  Status ForEach(uint64_t rank, bool reverse, const Visitor& fn);
+
+  // Writes every dirty page to the store (the root stays: the caller encodes
+  // it into the header).
+  Status Flush();
+
+ private:
+  struct Step {
+    TreeNode* node;
+    size_t index;  // child index in an interior node, entry index in the leaf
+  };
+  using Path = std::vector<Step>;
+
+  Result<TreeNode*> Child(const TreeNode& parent, size_t index);
+  Result<Path> PathToRank(uint64_t rank);
+  Result<Path> PathToKey(std::string_view key);  // to the lower bound
+  static uint64_t RankOf(const Path& path);
+  // After the leaf of `path` changed: counts along the path, splits and
+  // merges.
+  Status Rebalance(Path& path);
+  Status SplitIfLarge(Path& path, size_t depth);
+  Status MergeIfSmall(Path& path, size_t depth);
+  void SplitRoot();
+  Status CollapseRoot();
+  Status EraseIn(TreeNode& node, uint64_t rank, uint64_t count);
+  Status DropSubtree(const TreeChild& child, uint32_t height);
+  void DropPage(uint64_t page);
+  Result<bool> Advance(Path& path, bool forward);
+
+  PageStore* store_;
+  TreeNode root_;
+  // Loaded pages by id; a page id maps to its node while the tree lives.
+  std::map<uint64_t, std::unique_ptr<TreeNode>> pages_;
+};
+
+}  // namespace rampart::proxy
