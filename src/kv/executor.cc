@@ -190,11 +190,18 @@ struct PartitionExecutor::Impl {
                               std::string_view(reinterpret_cast<const char*>(descriptor->data()),
                                                descriptor->size())});
     } else if (std::holds_alternative<wire::CountRequest>(req.body)) {
-      w.Count(h.partition, h.request_id, partition.LiveKeys());
+      w.Count(h.partition, h.request_id, partition.LiveUserKeys());
+    } else if (const auto* scan = std::get_if<wire::ScanRequest>(&req.body)) {
+      std::vector<wire::ScanItem> items;
+      const std::optional<uint64_t> next =
+          partition.ScanKeys(scan->from, scan->max_keys, [&](const VersionView& v) {
+            items.push_back({v.key, v.value.substr(0, scan->head_bytes)});
+          });
+      w.Scan(h.partition, h.request_id, next, items);
     } else if (std::holds_alternative<wire::StatsRequest>(req.body)) {
       const PartitionStats st = partition.Stats();
       w.Stats(h.partition, h.request_id,
-              wire::PartitionStatsInfo{partition.LiveKeys(), st.versions, st.arena.page_bytes,
+              wire::PartitionStatsInfo{partition.LiveUserKeys(), st.versions, st.arena.page_bytes,
                                        st.arena.reserved_bytes, partition.max_ts()});
     } else if (std::holds_alternative<wire::FlushRequest>(req.body)) {
       partition.Flush();

@@ -1,8 +1,12 @@
 #include "kv/partition.h"
 
+#include <xxhash.h>
+
 #include <algorithm>
 #include <utility>
 #include <vector>
+
+#include "kv/protocol.h"
 
 namespace rampart::kv {
 
@@ -134,7 +138,9 @@ Status Partition::Commit(uint64_t ts, Clock::time_point now) {
         }
       }
       entry.latest_commit = ts;
-      live_keys_ = live_keys_ + (v.tombstone ? 0 : 1) - (was_live ? 1 : 0);
+      const uint64_t delta_live = (v.tombstone ? 0 : 1) - (was_live ? 1 : 0);
+      live_keys_ += delta_live;
+      if (node->first.starts_with(wire::kInternalKeyPrefix)) live_internal_keys_ += delta_live;
     } else {
       // Committed behind the latest: readable by ts for the grace period.
       StoreSlotFlags(slot, flags);
@@ -155,8 +161,11 @@ void Partition::Reclaim(IndexNode* node, VersionList::iterator vit) {
   if (entry.versions.empty()) EraseKey(node);
 }
 
+uint64_t Partition::KeyHash(std::string_view key) { return XXH3_64bits(key.data(), key.size()); }
+
 Partition::IndexNode* Partition::AddKey(std::string_view key) {
   IndexNode* node = &*index_.try_emplace(std::string(key)).first;
+  by_hash_.emplace(KeyHash(key), node);
   node->second.scan_prev = keys_tail_;
   if (keys_tail_ != nullptr) keys_tail_->second.scan_next = node;
   keys_tail_ = node;
@@ -166,10 +175,30 @@ Partition::IndexNode* Partition::AddKey(std::string_view key) {
 
 void Partition::EraseKey(IndexNode* node) {
   KeyEntry& e = node->second;
+  by_hash_.erase({KeyHash(node->first), node});
   if (scan_cursor_ == node) scan_cursor_ = e.scan_next;
   (e.scan_prev != nullptr ? e.scan_prev->second.scan_next : keys_head_) = e.scan_next;
   (e.scan_next != nullptr ? e.scan_next->second.scan_prev : keys_tail_) = e.scan_prev;
   index_.erase(index_.find(std::string_view(node->first)));
+}
+
+std::optional<uint64_t> Partition::ScanKeys(uint64_t from, size_t max_keys,
+                                            const std::function<void(const VersionView&)>& visit) const {
+  constexpr uint64_t kGrainMask = ~((uint64_t{1} << kScanGrainBits) - 1);
+  auto it = by_hash_.lower_bound({from, nullptr});
+  size_t looked = 0;
+  uint64_t grain = 0;  // of the last key looked at
+  for (; it != by_hash_.end(); ++it) {
+    if (looked >= max_keys && (it->first & kGrainMask) != grain) return it->first & kGrainMask;
+    const KeyEntry& entry = it->second->second;
+    ++looked;
+    grain = it->first & kGrainMask;
+    if (entry.latest_commit == 0) continue;
+    auto v = entry.versions.find(entry.latest_commit);
+    if (v == entry.versions.end() || v->second.tombstone) continue;
+    visit(View(entry, v->first, v->second));
+  }
+  return std::nullopt;
 }
 
 void Partition::StartScan() { scan_cursor_ = keys_head_; }
@@ -199,7 +228,8 @@ size_t Partition::Flush() {
   prepare_deadlines_.clear();
   reclaim_queue_.clear();
   versions_ = 0;
-  live_keys_ = 0;
+  live_keys_ = live_internal_keys_ = 0;
+  by_hash_.clear();
   flushed_ += n;
   return n;
 }

@@ -75,6 +75,7 @@
 #include <utility>
 #include <vector>
 
+#include <absl/container/btree_set.h>
 #include <absl/container/node_hash_map.h>
 
 #include "common/status.h"
@@ -214,6 +215,23 @@ class Partition {
   // is OK. Returns how many versions were dropped.
   size_t Flush();
 
+  // Keys whose latest committed version is not a tombstone, leaving out the
+  // proxy's internal keys (wire::kInternalKeyPrefix): what COUNT answers.
+  uint64_t LiveUserKeys() const { return live_keys_ - live_internal_keys_; }
+
+  // Key scans for SCAN requests, in the order of KeyHash(key): visits (its
+  // latest committed version) every key from hash position `from` on whose
+  // latest committed version is not a tombstone, looking at `max_keys` keys
+  // and then at the rest of those in the last one's 2^kScanGrainBits-wide
+  // hash range, so that a range is never split between two calls. Returns
+  // the position to continue from (a multiple of 2^kScanGrainBits, greater
+  // than `from`), or nullopt when no keys are left. A key present for a
+  // whole scan (from position 0 to the end) is visited at least once.
+  static constexpr int kScanGrainBits = 16;
+  static uint64_t KeyHash(std::string_view key);
+  std::optional<uint64_t> ScanKeys(uint64_t from, size_t max_keys,
+                                   const std::function<void(const VersionView&)>& visit) const;
+
   // Checkpoint scans (see "Scans" above); one at a time. ScanNext visits
   // every version (prepared or committed, tombstones too) of up to `max_keys`
   // more keys and returns true while keys are left.
@@ -330,6 +348,9 @@ class Partition {
   uint64_t expired_prepares_ = 0;
   uint64_t flushed_ = 0;
   uint64_t live_keys_ = 0;  // see LiveKeys()
+  uint64_t live_internal_keys_ = 0;  // of live_keys_, internal ones (LiveUserKeys)
+  // Every key by KeyHash, for ScanKeys (index nodes never move).
+  absl::btree_set<std::pair<uint64_t, IndexNode*>> by_hash_;
   uint64_t max_ts_ = 0;     // see max_ts()
   IndexNode* keys_head_ = nullptr;  // the scan list
   IndexNode* keys_tail_ = nullptr;

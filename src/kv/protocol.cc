@@ -211,6 +211,7 @@ std::string_view MsgTypeName(MsgType type) {
     case MsgType::kCount: return "COUNT";
     case MsgType::kFlush: return "FLUSH";
     case MsgType::kStats: return "STATS";
+    case MsgType::kScan: return "SCAN";
   }
   return "UNKNOWN";
 }
@@ -313,6 +314,14 @@ void RequestWriter::Flush(uint16_t partition, uint64_t request_id) {
 
 void RequestWriter::Stats(uint16_t partition, uint64_t request_id) {
   End(BeginRequest(MsgType::kStats, 0, partition, request_id));
+}
+
+void RequestWriter::Scan(uint16_t partition, uint64_t request_id, const ScanRequest& scan) {
+  size_t at = BeginRequest(MsgType::kScan, 0, partition, request_id);
+  Put64(out_, scan.from);
+  Put32(out_, scan.max_keys);
+  Put32(out_, scan.head_bytes);
+  End(at);
 }
 
 // ---- framing ------------------------------------------------------------------
@@ -448,6 +457,21 @@ Status DecodeGetByTs(BodyReader& r, GetByTsRequest* out) {
   return Status::Ok();
 }
 
+Status DecodeScan(BodyReader& r, ScanRequest* out) {
+  RAMPART_RETURN_IF_ERROR(r.U64(&out->from, Field("from")));
+  RAMPART_RETURN_IF_ERROR(r.U32(&out->max_keys, Field("max keys")));
+  RAMPART_RETURN_IF_ERROR(r.U32(&out->head_bytes, Field("head bytes")));
+  if (out->max_keys == 0 || out->max_keys > r.limits().max_keys_per_request) {
+    return r.Error(StatusCode::kInvalidArgument,
+                   StrCat("max keys ", out->max_keys, " is not within 1..", r.limits().max_keys_per_request));
+  }
+  if (out->head_bytes > kMaxScanHeadBytes) {
+    return r.Error(StatusCode::kInvalidArgument,
+                   StrCat("head bytes ", out->head_bytes, " is over ", kMaxScanHeadBytes));
+  }
+  return Status::Ok();
+}
+
 Status DecodeLock(BodyReader& r, LockRequest* out) {
   RAMPART_RETURN_IF_ERROR(r.U64(&out->txn, Field("txn")));
   uint32_t n;
@@ -536,6 +560,9 @@ Result<Request> DecodeRequest(const RequestFrame& frame, const ProtocolLimits& l
     case MsgType::kStats:
       req.body.emplace<StatsRequest>();
       break;
+    case MsgType::kScan:
+      st = DecodeScan(r, &req.body.emplace<ScanRequest>());
+      break;
   }
   RAMPART_RETURN_IF_ERROR(st);
   RAMPART_RETURN_IF_ERROR(r.Finish());
@@ -607,6 +634,19 @@ void ReplyWriter::Count(uint16_t partition, uint64_t request_id, uint64_t keys) 
   End(at);
 }
 
+void ReplyWriter::Scan(uint16_t partition, uint64_t request_id, std::optional<uint64_t> next,
+                       std::span<const ScanItem> items) {
+  size_t at = BeginReply(static_cast<uint8_t>(MsgType::kScan), StatusCode::kOk, partition, request_id);
+  Put8(out_, next.has_value() ? 0 : 1);
+  Put64(out_, next.value_or(0));
+  Put32(out_, static_cast<uint32_t>(items.size()));
+  for (const ScanItem& item : items) {
+    PutString(out_, item.key);
+    PutString(out_, item.head);
+  }
+  End(at);
+}
+
 void ReplyWriter::Stats(uint16_t partition, uint64_t request_id, const PartitionStatsInfo& stats) {
   size_t at = BeginReply(static_cast<uint8_t>(MsgType::kStats), StatusCode::kOk, partition,
                          request_id);
@@ -631,6 +671,24 @@ void ParseReplyHeader(const std::byte* p, ReplyHeader* h) {
   h->partition = static_cast<uint16_t>(GetLe(p + 2, 2));
   h->body_len = static_cast<uint32_t>(GetLe(p + 4, 4));
   h->request_id = GetLe(p + 8, 8);
+}
+
+Status DecodeScanResult(BodyReader& r, ScanResult* out) {
+  uint8_t done;
+  RAMPART_RETURN_IF_ERROR(r.U8(&done, Field("done")));
+  if (done > 1) return r.Error(StatusCode::kCorruption, StrCat("done flag ", done, "; expected 0 or 1"));
+  out->done = done == 1;
+  RAMPART_RETURN_IF_ERROR(r.U64(&out->next, Field("next position")));
+  uint32_t n;
+  RAMPART_RETURN_IF_ERROR(r.Count(&n, 8, Field("key count")));
+  out->items.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    auto what = [&](const char* part) { return [=] { return StrCat(part, " of key ", i + 1, " of ", n); }; };
+    RAMPART_RETURN_IF_ERROR(r.String(&out->items[i].key, r.limits().max_key_bytes, "max_key_bytes", what("key")));
+    RAMPART_RETURN_IF_ERROR(
+        r.String(&out->items[i].head, kMaxScanHeadBytes, "kMaxScanHeadBytes", what("value head")));
+  }
+  return Status::Ok();
 }
 
 Status DecodeGetResults(BodyReader& r, std::vector<GetResult>* out) {
@@ -688,6 +746,8 @@ Result<Reply> DecodeReply(const ReplyFrame& frame, const ProtocolLimits& limits)
                                      "kMaxDescriptorBytes", Field("arena descriptor")));
   } else if (type == static_cast<uint8_t>(MsgType::kCount)) {
     RAMPART_RETURN_IF_ERROR(r.U64(&reply.count, Field("key count")));
+  } else if (type == static_cast<uint8_t>(MsgType::kScan)) {
+    RAMPART_RETURN_IF_ERROR(DecodeScanResult(r, &reply.scan));
   } else if (type == static_cast<uint8_t>(MsgType::kStats)) {
     PartitionStatsInfo& st = reply.stats;
     RAMPART_RETURN_IF_ERROR(r.U64(&st.keys, Field("key count")));

@@ -64,8 +64,16 @@ enum class MsgType : uint8_t {
   kCount = 8,
   kFlush = 9,
   kStats = 10,
+  kScan = 11,
 };
-inline constexpr uint8_t kMaxMsgType = 10;
+inline constexpr uint8_t kMaxMsgType = 11;
+
+// Keys that start with these bytes are the proxy's internal keys (the pages
+// of paged collections, src/proxy/internal_keys.h): COUNT and STATS leave
+// them out of the key counts; SCAN lists them like any key.
+inline constexpr std::string_view kInternalKeyPrefix{"\x00\x01", 2};
+// The most bytes of each value a SCAN reply carries.
+inline constexpr uint32_t kMaxScanHeadBytes = 256;
 // "PREPARE", ..., "UNKNOWN" for values outside the enum.
 std::string_view MsgTypeName(MsgType type);
 
@@ -222,11 +230,21 @@ struct CountRequest {};
 struct FlushRequest {};
 // Asks for the partition's key count and memory (empty body).
 struct StatsRequest {};
+// Lists keys whose latest committed version is not a tombstone, in the order
+// of their 64-bit hash (kv::Partition::ScanKeys), from hash position `from`
+// on: at least `max_keys` keys looked at (then the rest of the keys in the
+// same 2^16-wide hash range), each with the first `head_bytes` of its value.
+struct ScanRequest {
+  uint64_t from = 0;
+  uint32_t max_keys = 0;
+  uint32_t head_bytes = 0;
+};
 
 struct Request {
   RequestHeader header;
   std::variant<PrepareRequest, CommitRequest, GetRequest, GetByTsRequest, LockRequest,
-               UnlockRequest, DescribeRequest, CountRequest, FlushRequest, StatsRequest>
+               UnlockRequest, DescribeRequest, CountRequest, FlushRequest, StatsRequest,
+               ScanRequest>
       body;
 };
 
@@ -274,6 +292,7 @@ class RequestWriter : public FrameWriter {
   void Count(uint16_t partition, uint64_t request_id);
   void Flush(uint16_t partition, uint64_t request_id);
   void Stats(uint16_t partition, uint64_t request_id);
+  void Scan(uint16_t partition, uint64_t request_id, const ScanRequest& scan);
 
  private:
   size_t BeginRequest(MsgType type, uint8_t flags, uint16_t partition, uint64_t request_id) {
@@ -355,6 +374,18 @@ struct PartitionStatsInfo {
   uint64_t max_ts = 0;          // largest timestamp prepared (Partition::max_ts)
 };
 
+// One key of an OK SCAN reply: views into the reply message.
+struct ScanItem {
+  std::string_view key;
+  std::string_view head;  // the first head_bytes of the value (all of a shorter one)
+};
+// An OK SCAN reply.
+struct ScanResult {
+  bool done = false;   // no keys after these
+  uint64_t next = 0;   // !done: the hash position to continue from
+  std::vector<ScanItem> items;
+};
+
 struct Reply {
   ReplyHeader header;
   std::string_view error;          // status != OK
@@ -362,6 +393,7 @@ struct Reply {
   ArenaInfo arena;                 // OK DESCRIBE
   uint64_t count = 0;              // OK COUNT: the partition's live keys
   PartitionStatsInfo stats;        // OK STATS
+  ScanResult scan;                 // OK SCAN
   bool ok() const { return header.status == StatusCode::kOk; }
   // OK, or the node's error with its message.
   Status ToStatus() const;
@@ -384,6 +416,9 @@ class ReplyWriter : public FrameWriter {
   void Count(uint16_t partition, uint64_t request_id, uint64_t keys);
   // STATS.
   void Stats(uint16_t partition, uint64_t request_id, const PartitionStatsInfo& stats);
+  // SCAN: `next` nullopt when done.
+  void Scan(uint16_t partition, uint64_t request_id, std::optional<uint64_t> next,
+            std::span<const ScanItem> items);
 
  private:
   size_t BeginReply(uint8_t type, StatusCode status, uint16_t partition, uint64_t request_id) {

@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <limits>
+#include <set>
 
 #include "proxy/internal_keys.h"
 
@@ -179,6 +180,48 @@ Status Collection::Save() {
   for (const PageTree& t : trees_) EncodeNode(t.root(), &header);
   data_->Put(key_, std::move(header));
   return Status::Ok();
+}
+
+std::vector<uint64_t> RandomRanks(DataView& data, uint64_t size, int64_t count) {
+  std::vector<uint64_t> ranks;
+  if (size == 0 || count == 0) return ranks;
+  if (count < 0) {
+    const uint64_t n = count == std::numeric_limits<int64_t>::min() ? uint64_t{1} << 63
+                                                                     : static_cast<uint64_t>(-count);
+    ranks.reserve(n);
+    for (uint64_t i = 0; i < n; ++i) ranks.push_back(data.Random() % size);
+    return ranks;
+  }
+  const auto n = static_cast<uint64_t>(count);
+  if (n >= size) {
+    for (uint64_t r = 0; r < size; ++r) ranks.push_back(r);
+    return ranks;
+  }
+  // Floyd's sampling: n distinct ranks in O(n) draws.
+  std::set<uint64_t> chosen;
+  for (uint64_t j = size - n; j < size; ++j) {
+    const uint64_t t = data.Random() % (j + 1);
+    if (!chosen.insert(t).second) chosen.insert(j);
+  }
+  ranks.assign(chosen.begin(), chosen.end());
+  // Distinct but in random order, as Redis gives them.
+  for (size_t i = ranks.size(); i > 1; --i) std::swap(ranks[i - 1], ranks[data.Random() % i]);
+  return ranks;
+}
+
+bool IsInteriorPage(std::string_view page) {
+  // The node's first byte is its height (a varint; heights are < 128).
+  return !page.empty() && page[0] != 0;
+}
+
+bool HasInteriorRoot(std::string_view stored) {
+  auto ids = ReadCollectionIds(stored);
+  if (!ids.ok()) return false;
+  std::string_view in = stored.substr(kStoredHeaderBytes + kIdsBytes);
+  auto first = DecodeNode(&in);
+  if (!first.ok()) return false;
+  if (!first->leaf()) return true;
+  return stored[0] == static_cast<char>(ValueType::kPagedZset) && IsInteriorPage(in);
 }
 
 Result<CollectionIds> ReadCollectionIds(std::string_view stored) {

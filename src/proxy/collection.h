@@ -100,6 +100,18 @@ class Collection {
   std::vector<PageTree> trees_;
 };
 
+// Redis's choice of random elements (HRANDFIELD, SRANDMEMBER, ZRANDMEMBER):
+// count >= 0: min(count, size) distinct ranks (all of them, in order, when
+// count >= size); count < 0: -count ranks, repeats allowed. Uses
+// data.Random().
+std::vector<uint64_t> RandomRanks(DataView& data, uint64_t size, int64_t count);
+
+// Whether stored bytes are a paged collection's header whose (first or
+// second) root is an interior node — a collection with pages — and whether a
+// page's bytes are an interior node. For PageCache; false for anything else.
+bool HasInteriorRoot(std::string_view stored);
+bool IsInteriorPage(std::string_view page);
+
 // The id and next page id of a paged collection's header, for tools that
 // walk internal keys (the sweeper). Corruption when not a paged header.
 struct CollectionIds {

@@ -4,7 +4,7 @@
 //
 // Kinds:
 //   kConnection  answered by the worker from the session alone (PING, AUTH,
-//                HELLO, CLIENT, COMMAND, CONFIG, SELECT, QUIT, ECHO)
+//                HELLO, CLIENT, COMMAND, CONFIG, SELECT, QUIT, ECHO, TIME)
 //   kTransaction MULTI, EXEC, DISCARD
 //   kRead        reads its keys; one read transaction
 //   kWrite       writes its keys under the proxy's locks; reads them first
@@ -41,6 +41,9 @@ struct CommandSpec {
   void (*apply)(Args args, DataView& data, resp::Writer& out) = nullptr;
   // kWrite: whether the current values must be read first. nullptr: always.
   bool (*needs_read)(Args args) = nullptr;
+  // Commands whose keys follow a count (ZUNIONSTORE dst numkeys k1 k2 ...):
+  // the keys, replacing first_key/last_key/key_step. nullptr: those apply.
+  std::vector<std::string_view> (*keys_of)(Args args) = nullptr;
 };
 
 // The spec of a command name (any case), or nullptr.

@@ -1,11 +1,20 @@
 // The data commands' Apply and NeedsRead functions, private to the command
-// table (commands.cc). Strings and keys in commands_strings.cc, hashes and
-// sorted sets in commands_collections.cc.
+// table (commands.cc). Strings in commands_strings.cc, keys (DEL, EXPIRE,
+// TTL, ...) in commands_keys.cc, hashes and sorted sets in
+// commands_collections.cc.
 #pragma once
 
 #include <cctype>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <functional>
 
 #include "proxy/commands.h"
+#include "proxy/collection_scan.h"
+#include "proxy/page_tree.h"
 
 namespace rampart::proxy::internal {
 
@@ -23,20 +32,53 @@ inline bool EqualsNoCase(std::string_view a, std::string_view lower) {
   return true;
 }
 
+// INCRBYFLOAT's numbers (HINCRBYFLOAT's too). ParseLongDouble is Redis's
+// string2ld: strtold over the whole string — no leading space, shorter than
+// 5 KiB, not NaN, no overflow to +-inf or underflow to 0 ("inf" itself and hex
+// are taken) — else InvalidArgument("ERR value is not a valid float").
+// FormatLongDouble is Redis's ld2string in LD_STR_HUMAN mode: "%.17Lf" with
+// the fraction's trailing zeros (and a bare '.') removed, "-0" as "0"
+// ("10.5", "5000", "0.30000000000000001"). REQUIRES: v is finite.
+Result<long double> ParseLongDouble(std::string_view s);
+std::string FormatLongDouble(long double v);
+
+// The table's (lower-case) name of the command args[0] names, for error
+// texts such as "ERR invalid expire time in 'setex' command".
+// REQUIRES: args[0] names a command of the table (true inside Apply).
+inline std::string_view CommandName(Args args) { return FindCommand(args[0])->name; }
+
 #define RAMPART_PROXY_APPLY(name) void name(Args args, DataView& data, resp::Writer& out)
 RAMPART_PROXY_APPLY(Get);
 RAMPART_PROXY_APPLY(Set);
 RAMPART_PROXY_APPLY(MGet);
 RAMPART_PROXY_APPLY(MSet);
-RAMPART_PROXY_APPLY(Del);
-RAMPART_PROXY_APPLY(Exists);
+RAMPART_PROXY_APPLY(Del);     // DEL, UNLINK
+RAMPART_PROXY_APPLY(Exists);  // EXISTS, TOUCH
 RAMPART_PROXY_APPLY(IncrBy);  // INCR, INCRBY, DECR, DECRBY by args[0]
 RAMPART_PROXY_APPLY(GetSet);
 RAMPART_PROXY_APPLY(StrLen);
-RAMPART_PROXY_APPLY(Ttl);     // TTL, PTTL
-RAMPART_PROXY_APPLY(Expire);  // EXPIRE, PEXPIRE
+RAMPART_PROXY_APPLY(SetNx);
+RAMPART_PROXY_APPLY(SetEx);   // SETEX, PSETEX
+RAMPART_PROXY_APPLY(MSetNx);
+RAMPART_PROXY_APPLY(GetEx);
+RAMPART_PROXY_APPLY(GetDel);
+RAMPART_PROXY_APPLY(Append);
+RAMPART_PROXY_APPLY(GetRange);  // GETRANGE, SUBSTR
+RAMPART_PROXY_APPLY(SetRange);
+RAMPART_PROXY_APPLY(IncrByFloat);
+RAMPART_PROXY_APPLY(SetBit);
+RAMPART_PROXY_APPLY(GetBit);
+RAMPART_PROXY_APPLY(BitCount);
+RAMPART_PROXY_APPLY(BitPos);
+RAMPART_PROXY_APPLY(Ttl);     // TTL, PTTL, EXPIRETIME, PEXPIRETIME
+RAMPART_PROXY_APPLY(Expire);  // EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT
 RAMPART_PROXY_APPLY(Persist);
 RAMPART_PROXY_APPLY(Type);
+RAMPART_PROXY_APPLY(BLPop);   // commands_blocking.cc
+RAMPART_PROXY_APPLY(BRPop);
+RAMPART_PROXY_APPLY(BLMove);
+RAMPART_PROXY_APPLY(BRPopLPush);
+RAMPART_PROXY_APPLY(Watch);  // replies OK; the worker records the versions it read
 RAMPART_PROXY_APPLY(HSet);    // HSET, HMSET
 RAMPART_PROXY_APPLY(HGet);
 RAMPART_PROXY_APPLY(HMGet);
@@ -44,13 +86,133 @@ RAMPART_PROXY_APPLY(HGetAll);
 RAMPART_PROXY_APPLY(HDel);
 RAMPART_PROXY_APPLY(HLen);
 RAMPART_PROXY_APPLY(HExists);
+RAMPART_PROXY_APPLY(HSetNx);
+RAMPART_PROXY_APPLY(HStrLen);
+RAMPART_PROXY_APPLY(HIncrBy);
+RAMPART_PROXY_APPLY(HIncrByFloat);
+RAMPART_PROXY_APPLY(HKeys);
+RAMPART_PROXY_APPLY(HVals);
+RAMPART_PROXY_APPLY(HRandField);
+RAMPART_PROXY_APPLY(HScan);
+// Sorted sets: commands_zsets.cc, commands_zranges.cc, commands_zsetops.cc.
 RAMPART_PROXY_APPLY(ZAdd);
+RAMPART_PROXY_APPLY(ZIncrBy);
 RAMPART_PROXY_APPLY(ZRem);
 RAMPART_PROXY_APPLY(ZScore);
+RAMPART_PROXY_APPLY(ZMScore);
 RAMPART_PROXY_APPLY(ZCard);
+RAMPART_PROXY_APPLY(ZRank);  // ZRANK, ZREVRANK
+RAMPART_PROXY_APPLY(ZPop);   // ZPOPMIN, ZPOPMAX
+RAMPART_PROXY_APPLY(ZRandMember);
+RAMPART_PROXY_APPLY(ZScan);
+RAMPART_PROXY_APPLY(ZRange);
 RAMPART_PROXY_APPLY(ZRangeByScore);
+RAMPART_PROXY_APPLY(ZRevRangeByScore);
+RAMPART_PROXY_APPLY(ZRangeByLex);
+RAMPART_PROXY_APPLY(ZRevRangeByLex);
+RAMPART_PROXY_APPLY(ZRevRange);
+RAMPART_PROXY_APPLY(ZRangeStore);
+RAMPART_PROXY_APPLY(ZCount);
+RAMPART_PROXY_APPLY(ZLexCount);
+RAMPART_PROXY_APPLY(ZRemRangeByScore);
+RAMPART_PROXY_APPLY(ZRemRangeByRank);
+RAMPART_PROXY_APPLY(ZRemRangeByLex);
+RAMPART_PROXY_APPLY(ZUnionStore);
+RAMPART_PROXY_APPLY(ZInterStore);
+RAMPART_PROXY_APPLY(ZDiffStore);
+RAMPART_PROXY_APPLY(ZUnion);
+RAMPART_PROXY_APPLY(ZInter);
+RAMPART_PROXY_APPLY(ZDiff);
+RAMPART_PROXY_APPLY(ZInterCard);
+// Sets: commands_sets.cc.
+RAMPART_PROXY_APPLY(SAdd);
+RAMPART_PROXY_APPLY(SRem);
+RAMPART_PROXY_APPLY(SCard);
+RAMPART_PROXY_APPLY(SMembers);
+RAMPART_PROXY_APPLY(SIsMember);
+RAMPART_PROXY_APPLY(SMIsMember);
+RAMPART_PROXY_APPLY(SPop);
+RAMPART_PROXY_APPLY(SRandMember);
+RAMPART_PROXY_APPLY(SMove);
+RAMPART_PROXY_APPLY(SScan);
+RAMPART_PROXY_APPLY(SCombine);       // SINTER, SUNION, SDIFF by args[0]
+RAMPART_PROXY_APPLY(SCombineStore);  // SINTERSTORE, SUNIONSTORE, SDIFFSTORE by args[0]
+RAMPART_PROXY_APPLY(SInterCard);
+// Lists: commands_lists.cc.
+RAMPART_PROXY_APPLY(ListPush);  // LPUSH, RPUSH, LPUSHX, RPUSHX
+RAMPART_PROXY_APPLY(ListPop);   // LPOP, RPOP
+RAMPART_PROXY_APPLY(LLen);
+RAMPART_PROXY_APPLY(LRange);
+RAMPART_PROXY_APPLY(LIndex);
+RAMPART_PROXY_APPLY(LSet);
+RAMPART_PROXY_APPLY(LInsert);
+RAMPART_PROXY_APPLY(LRem);
+RAMPART_PROXY_APPLY(LTrim);
+RAMPART_PROXY_APPLY(LPos);
+RAMPART_PROXY_APPLY(LMove);
+RAMPART_PROXY_APPLY(RPopLPush);
 #undef RAMPART_PROXY_APPLY
 
 bool SetNeedsRead(Args args);
+
+// The keys of ZUNIONSTORE-like commands (dst numkeys key...) and of
+// ZUNION-like ones (numkeys key...): CommandSpec::keys_of.
+std::vector<std::string_view> StoreAlgebraKeys(Args args);
+std::vector<std::string_view> ReplyAlgebraKeys(Args args);
+
+// HSCAN / SSCAN / ZSCAN key cursor [MATCH pattern] [COUNT count]: opens the
+// collection with `open` (a Result<Collection-like>; its tree(s) through
+// `tree`) and replies [next cursor, entries], each entry written as
+// `per_entry` items by `entry`. Errors in Redis's order: the cursor, the
+// key's type, then the options (a missing key answers an empty scan).
+template <typename Open, typename TreeOf>
+void ScanCollection(Args args, resp::Writer& out, Open open, TreeOf tree, size_t per_entry,
+                    const std::function<void(const TreeEntry&, resp::Writer&)>& entry) {
+  auto cursor = ParseScanCursor(args[2]);
+  if (ReplyIfError(cursor.status(), out)) return;
+  auto c = open();
+  if (ReplyIfError(c.status(), out)) return;
+  if (!c->exists()) {
+    out.Array(2);
+    out.Bulk("0");
+    return out.Array(0);
+  }
+  auto options = ParseScanOptions(args.subspan(3));
+  if (ReplyIfError(options.status(), out)) return;
+  auto page = ScanTree(tree(*c), *cursor, options->count, options->match);
+  if (ReplyIfError(page.status(), out)) return;
+  out.Array(2);
+  out.Bulk(std::to_string(page->cursor));
+  out.Array(page->entries.size() * per_entry);
+  for (const TreeEntry& e : page->entries) entry(e, out);
+}
+
+// The count of HRANDFIELD / SRANDMEMBER / ZRANDMEMBER: an integer whose
+// magnitude is at most kMaxRandomCount (a larger negative count would build
+// a reply of that many elements).
+inline constexpr int64_t kMaxRandomCount = int64_t{1} << 24;
+Result<int64_t> ParseRandomCount(std::string_view s);
+
+// ---- Lists' cores, shared with the blocking pops (commands_lists.cc) ----
+// Each opens its lists itself and Saves them into `data`; errors as Redis
+// text (WRONGTYPE, ...) or kUnavailable for a page not read yet (the worker
+// runs the command again, as for any Apply function).
+
+enum class ListEnd { kLeft, kRight };  // the head, the tail
+// LEFT / RIGHT in any case; else "ERR syntax error".
+Result<ListEnd> ParseListEnd(std::string_view word);
+// Pops up to `count` elements at `end` of the list at `key` (LPOP / RPOP key
+// count), deleting the key when it empties, and returns them in pop order
+// (from the tail: the last element first). nullopt, nothing changed, when the
+// key holds no list; an empty vector for count 0.
+Result<std::optional<std::vector<std::string>>> PopElements(DataView& data, std::string_view key,
+                                                            ListEnd end, uint64_t count);
+// LMOVE: pops the element at `from` of source's list and pushes it at `to` of
+// destination's (created when absent; the same list when the keys are equal:
+// a rotation), deleting source when it empties; returns the element. nullopt,
+// nothing changed, when source holds no list — whatever destination holds.
+// WRONGTYPE, nothing changed, when either holds another type.
+Result<std::optional<std::string>> MoveElement(DataView& data, std::string_view source,
+                                               std::string_view destination, ListEnd from, ListEnd to);
 
 }  // namespace rampart::proxy::internal

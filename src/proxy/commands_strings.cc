@@ -1,47 +1,85 @@
-// String and key commands over a DataView (see commands.h).
+// String commands over a DataView (see commands.h); the key commands (DEL,
+// EXPIRE, TTL, ...) are in commands_keys.cc. Each follows its Redis 7.0
+// counterpart (t_string.c, bitops.c): the same checks in the same order, so
+// the same error wins when several apply, and the same error texts.
+#include <bit>
 #include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "proxy/commands_internal.h"
 
 namespace rampart::proxy::internal {
 namespace {
 
-// SET's options after key and value.
-struct SetOptions {
-  bool nx = false, xx = false, get = false, keep_ttl = false;
-  uint64_t expire_at_ms = 0;  // 0: none
+constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
+// Redis's proto-max-bulk-len default: no command makes a string longer than
+// this, and bit offsets stay below it.
+constexpr int64_t kMaxStringBytes = int64_t{512} << 20;
+constexpr std::string_view kTooLong = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+
+// The key's string value, or nullopt; WRONGTYPE/corruption as an error.
+Result<std::optional<StoredValue>> FindString(DataView& data, std::string_view key) {
+  return data.FindTyped(key, ValueType::kString);
+}
+
+// A string value as a bulk reply, nil when absent.
+void ReplyValue(const std::optional<StoredValue>& v, resp::Writer& out) {
+  if (v.has_value()) {
+    out.Bulk(v->payload);
+  } else {
+    out.Null();
+  }
+}
+
+// ---- Expiry options (SET, GETEX, SETEX, PSETEX) -----------------------------
+
+enum class ExpiryUnit { kNone, kEx, kPx, kExAt, kPxAt };
+
+ExpiryUnit UnitOf(std::string_view option) {
+  if (EqualsNoCase(option, "ex")) return ExpiryUnit::kEx;
+  if (EqualsNoCase(option, "px")) return ExpiryUnit::kPx;
+  if (EqualsNoCase(option, "exat")) return ExpiryUnit::kExAt;
+  if (EqualsNoCase(option, "pxat")) return ExpiryUnit::kPxAt;
+  return ExpiryUnit::kNone;
+}
+
+// The options after SET's value or GETEX's key.
+struct StringOptions {
+  bool nx = false, xx = false, get = false, keep_ttl = false, persist = false;
+  ExpiryUnit unit = ExpiryUnit::kNone;
+  std::string_view amount;  // the expiry's argument, when unit != kNone
 };
 
-Result<SetOptions> ParseSetOptions(Args args, uint64_t now_ms) {
-  SetOptions o;
-  bool has_expiry = false;
-  for (size_t n = 3; n < args.size(); ++n) {
+// Parses them as Redis's parseExtendedStringArgumentsOrReply does: NX, XX,
+// GET and KEEPTTL for SET only, PERSIST for GETEX only; NX excludes XX; one
+// kind of expiry (the same kind again is allowed: its last amount counts);
+// KEEPTTL and PERSIST exclude any expiry. Anything else: "ERR syntax error".
+// The amount is checked later (ExpireAtMs), as in Redis.
+Result<StringOptions> ParseStringOptions(Args args, bool for_set) {
+  StringOptions o;
+  for (size_t n = for_set ? 3 : 2; n < args.size(); ++n) {
     const std::string_view a = args[n];
-    if (EqualsNoCase(a, "nx") && !o.xx) {
+    const ExpiryUnit unit = UnitOf(a);
+    if (for_set && EqualsNoCase(a, "nx") && !o.xx) {
       o.nx = true;
-    } else if (EqualsNoCase(a, "xx") && !o.nx) {
+    } else if (for_set && EqualsNoCase(a, "xx") && !o.nx) {
       o.xx = true;
-    } else if (EqualsNoCase(a, "get")) {
+    } else if (for_set && EqualsNoCase(a, "get")) {
       o.get = true;
-    } else if (EqualsNoCase(a, "keepttl") && !has_expiry) {
+    } else if (for_set && EqualsNoCase(a, "keepttl") && o.unit == ExpiryUnit::kNone) {
       o.keep_ttl = true;
-    } else if ((EqualsNoCase(a, "ex") || EqualsNoCase(a, "px") || EqualsNoCase(a, "exat") ||
-                EqualsNoCase(a, "pxat")) &&
-               !has_expiry && !o.keep_ttl && n + 1 < args.size()) {
-      auto v = ParseInt64(args[++n]);
-      if (!v.ok()) return v.status();
-      const bool seconds = std::tolower(static_cast<unsigned char>(a[0])) == 'e';
-      const bool absolute = a.size() == 4;
-      if (*v <= 0 || (seconds && *v > std::numeric_limits<int64_t>::max() / 1000)) {
-        return InvalidArgument("ERR invalid expire time in 'set' command");
-      }
-      const uint64_t ms = static_cast<uint64_t>(*v) * (seconds ? 1000 : 1);
-      if (!absolute && ms > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) - now_ms) {
-        return InvalidArgument("ERR invalid expire time in 'set' command");
-      }
-      o.expire_at_ms = absolute ? ms : now_ms + ms;
-      has_expiry = true;
+    } else if (!for_set && EqualsNoCase(a, "persist") && o.unit == ExpiryUnit::kNone) {
+      o.persist = true;
+    } else if (unit != ExpiryUnit::kNone && !o.keep_ttl && !o.persist &&
+               (o.unit == ExpiryUnit::kNone || o.unit == unit) && n + 1 < args.size()) {
+      o.unit = unit;
+      o.amount = args[++n];
     } else {
       return InvalidArgument("ERR syntax error");
     }
@@ -49,12 +87,138 @@ Result<SetOptions> ParseSetOptions(Args args, uint64_t now_ms) {
   return o;
 }
 
-// The key's string value, or nullopt; WRONGTYPE/corruption as an error.
-Result<std::optional<StoredValue>> FindString(DataView& data, std::string_view key) {
-  return data.FindTyped(key, ValueType::kString);
+// The unix-ms deadline of an expiry amount in `unit` (not kNone), checked as
+// Redis's getExpireMillisecondsOrReply does: an integer ("ERR value is not an
+// integer or out of range"), > 0, and in milliseconds — plus now_ms for EX/PX
+// — within int64, else "ERR invalid expire time in '<command>' command".
+// EXAT/PXAT may name a past time.
+Result<uint64_t> ExpireAtMs(std::string_view command, ExpiryUnit unit, std::string_view amount,
+                            uint64_t now_ms) {
+  RAMPART_ASSIGN_OR_RETURN(const int64_t v, ParseInt64(amount));
+  const bool seconds = unit == ExpiryUnit::kEx || unit == ExpiryUnit::kExAt;
+  const bool relative = unit == ExpiryUnit::kEx || unit == ExpiryUnit::kPx;
+  const int64_t base = relative ? static_cast<int64_t>(now_ms) : 0;
+  if (v <= 0 || (seconds && v > kMaxInt64 / 1000) || (seconds ? v * 1000 : v) > kMaxInt64 - base) {
+    return InvalidArgument("ERR invalid expire time in '", command, "' command");
+  }
+  return static_cast<uint64_t>((seconds ? v * 1000 : v) + base);
+}
+
+// ---- Ranges and bits ----------------------------------------------------------
+
+// An inclusive range [first, last] of indexes into `len` items.
+struct Range {
+  int64_t first, last;
+};
+
+// start..end as GETRANGE, BITCOUNT and BITPOS read them: negative indexes
+// count from the end, then both are clamped into [0, len - 1]; nullopt when
+// nothing is left (always for len 0). With reversed_negatives_empty (GETRANGE,
+// BITCOUNT, not BITPOS), two negative indexes with start > end are empty
+// before any clamping. REQUIRES: len >= 0.
+std::optional<Range> ClampRange(int64_t start, int64_t end, int64_t len,
+                                bool reversed_negatives_empty) {
+  if (reversed_negatives_empty && start < 0 && end < 0 && start > end) return std::nullopt;
+  if (start < 0) start += len;
+  if (end < 0) end += len;
+  if (start < 0) start = 0;
+  if (end < 0) end = 0;
+  if (end >= len) end = len - 1;
+  if (start > end) return std::nullopt;
+  return Range{start, end};
+}
+
+// Bits are numbered as Redis numbers them: bit 0 is the top bit of byte 0.
+// The bits of byte `byte` that lie within the bit range r.
+uint8_t MaskInRange(int64_t byte, Range r) {
+  uint8_t mask = 0xFF;
+  if (byte == r.first >> 3) mask &= static_cast<uint8_t>(0xFF >> (r.first & 7));
+  if (byte == r.last >> 3) mask &= static_cast<uint8_t>(0xFF << (7 - (r.last & 7)));
+  return mask;
+}
+
+// How many bits of the bit range r of s are 1. REQUIRES: r within s.
+int64_t CountOnes(std::string_view s, Range r) {
+  int64_t count = 0;
+  for (int64_t byte = r.first >> 3; byte <= r.last >> 3; ++byte) {
+    const uint8_t ones = static_cast<uint8_t>(s[byte]) & MaskInRange(byte, r);
+    count += std::popcount(ones);
+  }
+  return count;
+}
+
+// The first bit of the bit range r of s equal to `value`, or -1.
+// REQUIRES: r within s.
+int64_t FindBit(std::string_view s, Range r, bool value) {
+  for (int64_t byte = r.first >> 3; byte <= r.last >> 3; ++byte) {
+    const uint8_t bits = value ? static_cast<uint8_t>(s[byte]) : static_cast<uint8_t>(~s[byte]);
+    const uint8_t hits = bits & MaskInRange(byte, r);
+    if (hits != 0) return byte * 8 + std::countl_zero(hits);
+  }
+  return -1;
+}
+
+// The bit range that start..end mean over s: byte indexes (BYTE, the default)
+// or bit indexes (BIT) in args[unit_at] when args has it; "ERR syntax error"
+// for another word there. nullopt: an empty range.
+Result<std::optional<Range>> BitRange(std::string_view s, Args args, size_t unit_at, int64_t start,
+                                      int64_t end, bool reversed_negatives_empty) {
+  bool bits = false;
+  if (args.size() > unit_at) {
+    if (EqualsNoCase(args[unit_at], "bit")) {
+      bits = true;
+    } else if (!EqualsNoCase(args[unit_at], "byte")) {
+      return InvalidArgument("ERR syntax error");
+    }
+  }
+  const int64_t len = static_cast<int64_t>(s.size());
+  auto r = ClampRange(start, end, bits ? len * 8 : len, reversed_negatives_empty);
+  if (r.has_value() && !bits) r = Range{r->first * 8, r->last * 8 + 7};
+  return r;
+}
+
+// Redis's getBitOffsetFromArgument: a strict int64, >= 0, whose byte is below
+// 512 MiB, else "ERR bit offset is not an integer or out of range".
+Result<int64_t> ParseBitOffset(std::string_view s) {
+  auto v = ParseInt64(s);
+  if (!v.ok() || *v < 0 || (*v >> 3) >= kMaxStringBytes) {
+    return InvalidArgument("ERR bit offset is not an integer or out of range");
+  }
+  return *v;
 }
 
 }  // namespace
+
+// ---- INCRBYFLOAT's numbers (commands_internal.h) ----------------------------
+
+Result<long double> ParseLongDouble(std::string_view s) {
+  constexpr size_t kMaxChars = 5 * 1024;
+  const auto invalid = [] { return InvalidArgument("ERR value is not a valid float"); };
+  if (s.empty() || s.size() >= kMaxChars || std::isspace(static_cast<unsigned char>(s[0]))) {
+    return invalid();
+  }
+  const std::string text(s);  // NUL-terminated; an inner NUL stops strtold short
+  char* end = nullptr;
+  errno = 0;
+  const long double v = std::strtold(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || std::isnan(v) || errno == EINVAL ||
+      (errno == ERANGE && (std::isinf(v) || v == 0))) {
+    return invalid();
+  }
+  return v;
+}
+
+std::string FormatLongDouble(long double v) {
+  std::string text(5 * 1024, '\0');  // the largest long double has 4933 digits
+  const int n = std::snprintf(text.data(), text.size(), "%.17Lf", v);
+  text.resize(static_cast<size_t>(n));
+  if (text.find('.') != std::string::npos) {
+    while (text.back() == '0') text.pop_back();
+    if (text.back() == '.') text.pop_back();
+  }
+  if (text == "-0") text = "0";
+  return text;
+}
 
 bool SetNeedsRead(Args args) {
   for (size_t n = 3; n < args.size(); ++n) {
@@ -66,19 +230,6 @@ bool SetNeedsRead(Args args) {
   return false;
 }
 
-namespace {
-
-// A string value as a bulk reply, nil when absent.
-void ReplyValue(const std::optional<StoredValue>& v, resp::Writer& out) {
-  if (v.has_value()) {
-    out.Bulk(v->payload);
-  } else {
-    out.Null();
-  }
-}
-
-}  // namespace
-
 void Get(Args args, DataView& data, resp::Writer& out) {
   auto v = FindString(data, args[1]);
   if (ReplyIfError(v.status(), out)) return;
@@ -86,8 +237,14 @@ void Get(Args args, DataView& data, resp::Writer& out) {
 }
 
 void Set(Args args, DataView& data, resp::Writer& out) {
-  auto options = ParseSetOptions(args, data.now_ms());
+  auto options = ParseStringOptions(args, /*for_set=*/true);
   if (ReplyIfError(options.status(), out)) return;
+  uint64_t expire = 0;
+  if (options->unit != ExpiryUnit::kNone) {
+    auto at = ExpireAtMs("set", options->unit, options->amount, data.now_ms());
+    if (ReplyIfError(at.status(), out)) return;
+    expire = *at;
+  }
   std::optional<StoredValue> old;
   if (options->nx || options->xx || options->get || options->keep_ttl) {
     // SET ... GET fails on a non-string; NX/XX only look at existence.
@@ -98,7 +255,6 @@ void Set(Args args, DataView& data, resp::Writer& out) {
   const bool apply = !(options->nx && old.has_value()) && !(options->xx && !old.has_value());
   if (options->get) ReplyValue(old, out);  // before Put: `old` views the entry Put replaces
   if (apply) {
-    uint64_t expire = options->expire_at_ms;
     if (options->keep_ttl && old.has_value()) expire = old->expire_at_ms;
     data.Put(args[1], EncodeString(args[2], expire));
   }
@@ -109,6 +265,26 @@ void Set(Args args, DataView& data, resp::Writer& out) {
   } else {
     out.Null();
   }
+}
+
+// SETNX key value: 1 when it wrote (the key was absent), else 0.
+void SetNx(Args args, DataView& data, resp::Writer& out) {
+  auto v = data.Find(args[1]);
+  if (ReplyIfError(v.status(), out)) return;
+  if (v->has_value()) return out.Integer(0);  // exists, whatever its type
+  data.Put(args[1], EncodeString(args[2], 0));
+  out.Integer(1);
+}
+
+// SETEX key seconds value, PSETEX key milliseconds value: SET key value
+// EX|PX amount, a blind write over any type.
+void SetEx(Args args, DataView& data, resp::Writer& out) {
+  const std::string_view name = CommandName(args);
+  const ExpiryUnit unit = name == "setex" ? ExpiryUnit::kEx : ExpiryUnit::kPx;
+  auto at = ExpireAtMs(name, unit, args[2], data.now_ms());
+  if (ReplyIfError(at.status(), out)) return;
+  data.Put(args[1], EncodeString(args[3], *at));
+  out.Simple("OK");
 }
 
 void MGet(Args args, DataView& data, resp::Writer& out) {
@@ -123,30 +299,31 @@ void MGet(Args args, DataView& data, resp::Writer& out) {
   }
 }
 
-void MSet(Args args, DataView& data, resp::Writer& out) {
+namespace {
+
+// MSET's writes: every key-value pair of args[1..], as strings without expiry
+// (a key named twice: the last value).
+void PutPairs(Args args, DataView& data) {
   for (size_t n = 1; n + 1 < args.size(); n += 2) data.Put(args[n], EncodeString(args[n + 1], 0));
+}
+
+}  // namespace
+
+void MSet(Args args, DataView& data, resp::Writer& out) {
+  PutPairs(args, data);
   out.Simple("OK");
 }
 
-void Del(Args args, DataView& data, resp::Writer& out) {
-  int64_t deleted = 0;
-  for (size_t n = 1; n < args.size(); ++n) {
+// MSETNX k v [k v ...]: all of them (1) when none of the keys exists, of any
+// type; else nothing (0).
+void MSetNx(Args args, DataView& data, resp::Writer& out) {
+  for (size_t n = 1; n + 1 < args.size(); n += 2) {
     auto v = data.Find(args[n]);
-    if (!v.ok() || v->has_value()) {
-      data.Delete(args[n]);  // also a value not written by the proxy
-      ++deleted;
-    }
+    if (ReplyIfError(v.status(), out)) return;
+    if (v->has_value()) return out.Integer(0);
   }
-  out.Integer(deleted);
-}
-
-void Exists(Args args, DataView& data, resp::Writer& out) {
-  int64_t found = 0;
-  for (size_t n = 1; n < args.size(); ++n) {
-    auto v = data.Find(args[n]);
-    found += !v.ok() || v->has_value();
-  }
-  out.Integer(found);
+  PutPairs(args, data);
+  out.Integer(1);
 }
 
 void IncrBy(Args args, DataView& data, resp::Writer& out) {
@@ -184,11 +361,65 @@ void IncrBy(Args args, DataView& data, resp::Writer& out) {
   out.Integer(result);
 }
 
+// INCRBYFLOAT key increment: in long double, as Redis computes it; keeps the
+// key's expiry; replies (and stores) the sum as FormatLongDouble writes it.
+void IncrByFloat(Args args, DataView& data, resp::Writer& out) {
+  auto v = FindString(data, args[1]);
+  if (ReplyIfError(v.status(), out)) return;
+  long double current = 0;
+  if (v->has_value()) {
+    auto parsed = ParseLongDouble((*v)->payload);
+    if (ReplyIfError(parsed.status(), out)) return;
+    current = *parsed;
+  }
+  auto by = ParseLongDouble(args[2]);
+  if (ReplyIfError(by.status(), out)) return;
+  const long double sum = current + *by;
+  if (std::isnan(sum) || std::isinf(sum)) return out.Error("ERR increment would produce NaN or Infinity");
+  const std::string text = FormatLongDouble(sum);
+  data.Put(args[1], EncodeString(text, v->has_value() ? (*v)->expire_at_ms : 0));
+  out.Bulk(text);
+}
+
 void GetSet(Args args, DataView& data, resp::Writer& out) {
   auto v = FindString(data, args[1]);
   if (ReplyIfError(v.status(), out)) return;
   ReplyValue(*v, out);
   data.Put(args[1], EncodeString(args[2], 0));
+}
+
+// GETEX key [EX s | PX ms | EXAT unix-s | PXAT unix-ms | PERSIST]: the value,
+// and its expiry changed. A missing key is nil before the amount is checked
+// (Redis's order); a past EXAT/PXAT deletes the key.
+void GetEx(Args args, DataView& data, resp::Writer& out) {
+  auto options = ParseStringOptions(args, /*for_set=*/false);
+  if (ReplyIfError(options.status(), out)) return;
+  auto v = FindString(data, args[1]);
+  if (ReplyIfError(v.status(), out)) return;
+  if (!v->has_value()) return out.Null();
+  const StoredValue old = **v;
+  uint64_t expire = old.expire_at_ms;
+  if (options->unit != ExpiryUnit::kNone) {
+    auto at = ExpireAtMs("getex", options->unit, options->amount, data.now_ms());
+    if (ReplyIfError(at.status(), out)) return;
+    expire = *at;
+  } else if (options->persist) {
+    expire = 0;
+  }
+  out.Bulk(old.payload);  // before Put/Delete: the payload views the entry they replace
+  if (expire != 0 && expire <= data.now_ms()) {
+    data.Delete(args[1]);
+  } else if (expire != old.expire_at_ms) {
+    data.Put(args[1], EncodeString(old.payload, expire));
+  }
+}
+
+// GETDEL key: the value, and the key deleted.
+void GetDel(Args args, DataView& data, resp::Writer& out) {
+  auto v = FindString(data, args[1]);
+  if (ReplyIfError(v.status(), out)) return;
+  ReplyValue(*v, out);  // before Delete: the payload views the entry
+  if (v->has_value()) data.Delete(args[1]);
 }
 
 void StrLen(Args args, DataView& data, resp::Writer& out) {
@@ -197,57 +428,152 @@ void StrLen(Args args, DataView& data, resp::Writer& out) {
   out.Integer(v->has_value() ? static_cast<int64_t>((*v)->payload.size()) : 0);
 }
 
-void Ttl(Args args, DataView& data, resp::Writer& out) {
-  auto v = data.Find(args[1]);
+// APPEND key value: the new length; a missing key is created without expiry,
+// an existing one keeps its expiry.
+void Append(Args args, DataView& data, resp::Writer& out) {
+  auto v = FindString(data, args[1]);
   if (ReplyIfError(v.status(), out)) return;
-  if (!v->has_value()) return out.Integer(-2);
-  if ((*v)->expire_at_ms == 0) return out.Integer(-1);
-  const int64_t left_ms = static_cast<int64_t>((*v)->expire_at_ms - data.now_ms());
-  const bool seconds = std::tolower(static_cast<unsigned char>(args[0][0])) == 't';
-  out.Integer(seconds ? left_ms / 1000 + (left_ms % 1000 >= 500 ? 1 : 0) : left_ms);
+  std::string value;
+  uint64_t expire = 0;
+  if (v->has_value()) {
+    if (static_cast<int64_t>((*v)->payload.size() + args[2].size()) > kMaxStringBytes) {
+      return out.Error(kTooLong);
+    }
+    value = (*v)->payload;
+    expire = (*v)->expire_at_ms;
+  }
+  value.append(args[2]);
+  data.Put(args[1], EncodeString(value, expire));
+  out.Integer(static_cast<int64_t>(value.size()));
 }
 
-void Expire(Args args, DataView& data, resp::Writer& out) {
-  auto amount = ParseInt64(args[2]);
-  if (ReplyIfError(amount.status(), out)) return;
-  const bool seconds = std::tolower(static_cast<unsigned char>(args[0][0])) == 'e';
-  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-  const int64_t now = static_cast<int64_t>(data.now_ms());
-  // As Redis: a ttl whose milliseconds or deadline do not fit int64 is refused.
-  if ((seconds && (*amount > kMax / 1000 || *amount < -(kMax / 1000))) ||
-      (!seconds ? *amount : *amount * 1000) > kMax - now) {
-    return out.Error(StrCat("ERR invalid expire time in '", seconds ? "expire" : "pexpire",
-                            "' command"));
+// GETRANGE key start end (and SUBSTR): the bytes start..end (inclusive,
+// negative from the end, clamped); "" for a missing key or an empty range.
+void GetRange(Args args, DataView& data, resp::Writer& out) {
+  auto start = ParseInt64(args[2]);
+  if (ReplyIfError(start.status(), out)) return;
+  auto end = ParseInt64(args[3]);
+  if (ReplyIfError(end.status(), out)) return;
+  auto v = FindString(data, args[1]);
+  if (ReplyIfError(v.status(), out)) return;
+  if (!v->has_value()) return out.Bulk("");
+  const std::string_view s = (*v)->payload;
+  const auto r = ClampRange(*start, *end, static_cast<int64_t>(s.size()), true);
+  if (!r.has_value()) return out.Bulk("");
+  out.Bulk(s.substr(r->first, r->last - r->first + 1));
+}
+
+// SETRANGE key offset value: overwrites from `offset`, padding with zero
+// bytes; the new length. An empty value changes nothing (and creates no key).
+void SetRange(Args args, DataView& data, resp::Writer& out) {
+  auto offset = ParseInt64(args[2]);
+  if (ReplyIfError(offset.status(), out)) return;
+  if (*offset < 0) return out.Error("ERR offset is out of range");
+  auto v = FindString(data, args[1]);
+  if (ReplyIfError(v.status(), out)) return;
+  const std::string_view value = args[3];
+  if (value.empty()) {
+    return out.Integer(v->has_value() ? static_cast<int64_t>((*v)->payload.size()) : 0);
   }
-  auto v = data.Find(args[1]);
+  if (*offset > kMaxStringBytes - static_cast<int64_t>(value.size())) return out.Error(kTooLong);
+  std::string s(v->has_value() ? (*v)->payload : std::string_view());
+  const size_t at = static_cast<size_t>(*offset);
+  if (s.size() < at + value.size()) s.resize(at + value.size(), '\0');
+  s.replace(at, value.size(), value);
+  data.Put(args[1], EncodeString(s, v->has_value() ? (*v)->expire_at_ms : 0));
+  out.Integer(static_cast<int64_t>(s.size()));
+}
+
+// SETBIT key offset 0|1: the bit's old value; the string grows with zero
+// bytes to reach the offset (a missing key is created).
+void SetBit(Args args, DataView& data, resp::Writer& out) {
+  auto offset = ParseBitOffset(args[2]);
+  if (ReplyIfError(offset.status(), out)) return;
+  auto on = ParseInt64(args[3]);
+  if (!on.ok() || (*on & ~int64_t{1}) != 0) return out.Error("ERR bit is not an integer or out of range");
+  auto v = FindString(data, args[1]);
+  if (ReplyIfError(v.status(), out)) return;
+  std::string s(v->has_value() ? (*v)->payload : std::string_view());
+  const size_t byte = static_cast<size_t>(*offset >> 3);
+  const bool grown = s.size() <= byte;
+  if (grown) s.resize(byte + 1, '\0');
+  const uint8_t mask = static_cast<uint8_t>(0x80 >> (*offset & 7));
+  const bool was = (static_cast<uint8_t>(s[byte]) & mask) != 0;
+  if (grown || was != (*on == 1)) {
+    s[byte] = static_cast<char>(*on == 1 ? s[byte] | mask : s[byte] & ~mask);
+    data.Put(args[1], EncodeString(s, v->has_value() ? (*v)->expire_at_ms : 0));
+  }
+  out.Integer(was ? 1 : 0);
+}
+
+// GETBIT key offset: the bit, 0 beyond the string or for a missing key.
+void GetBit(Args args, DataView& data, resp::Writer& out) {
+  auto offset = ParseBitOffset(args[2]);
+  if (ReplyIfError(offset.status(), out)) return;
+  auto v = FindString(data, args[1]);
   if (ReplyIfError(v.status(), out)) return;
   if (!v->has_value()) return out.Integer(0);
-  const int64_t ms = seconds ? *amount * 1000 : *amount;
-  if (ms <= 0) {
-    data.Delete(args[1]);  // Redis: a non-positive ttl deletes the key
-  } else {
-    data.Put(args[1], EncodeStored((*v)->type, data.now_ms() + static_cast<uint64_t>(ms), (*v)->payload));
-  }
-  out.Integer(1);
+  const std::string_view s = (*v)->payload;
+  const size_t byte = static_cast<size_t>(*offset >> 3);
+  out.Integer(byte < s.size() && (static_cast<uint8_t>(s[byte]) & (0x80 >> (*offset & 7))) != 0);
 }
 
-void Persist(Args args, DataView& data, resp::Writer& out) {
-  auto v = data.Find(args[1]);
+// BITCOUNT key [start end [BYTE|BIT]]: the 1 bits in the range. A missing key
+// is 0 before the arguments are looked at (Redis 7.0's order).
+void BitCount(Args args, DataView& data, resp::Writer& out) {
+  auto v = FindString(data, args[1]);
   if (ReplyIfError(v.status(), out)) return;
-  if (!v->has_value() || (*v)->expire_at_ms == 0) return out.Integer(0);
-  data.Put(args[1], EncodeStored((*v)->type, 0, (*v)->payload));
-  out.Integer(1);
+  if (!v->has_value()) return out.Integer(0);
+  int64_t start = 0, end = -1;
+  if (args.size() == 3 || args.size() > 5) return out.Error("ERR syntax error");
+  if (args.size() >= 4) {
+    auto parsed_start = ParseInt64(args[2]);
+    if (ReplyIfError(parsed_start.status(), out)) return;
+    auto parsed_end = ParseInt64(args[3]);
+    if (ReplyIfError(parsed_end.status(), out)) return;
+    start = *parsed_start;
+    end = *parsed_end;
+  }
+  const std::string_view s = (*v)->payload;
+  auto r = BitRange(s, args, 4, start, end, /*reversed_negatives_empty=*/true);
+  if (ReplyIfError(r.status(), out)) return;
+  out.Integer(r->has_value() ? CountOnes(s, **r) : 0);
 }
 
-void Type(Args args, DataView& data, resp::Writer& out) {
-  auto v = data.Find(args[1]);
+// BITPOS key 0|1 [start [end [BYTE|BIT]]]: the first such bit in the range,
+// -1 when there is none — except that without an end, a search for 0 in a
+// string of ones answers the first bit after the range (the string reads as
+// padded with zeros), and a missing key answers 0 for 0.
+void BitPos(Args args, DataView& data, resp::Writer& out) {
+  auto bit = ParseInt64(args[2]);
+  if (ReplyIfError(bit.status(), out)) return;
+  if (*bit != 0 && *bit != 1) return out.Error("ERR The bit argument must be 1 or 0.");
+  auto v = FindString(data, args[1]);
   if (ReplyIfError(v.status(), out)) return;
-  if (!v->has_value()) return out.Simple("none");
-  switch ((*v)->type) {
-    case ValueType::kString: return out.Simple("string");
-    case ValueType::kHash: return out.Simple("hash");
-    case ValueType::kZset: return out.Simple("zset");
+  if (!v->has_value()) return out.Integer(*bit == 1 ? -1 : 0);
+  if (args.size() > 6) return out.Error("ERR syntax error");
+  int64_t start = 0, end = -1;
+  if (args.size() >= 4) {
+    auto parsed = ParseInt64(args[3]);
+    if (ReplyIfError(parsed.status(), out)) return;
+    start = *parsed;
   }
+  // Redis 7.0 checks the unit between start and end.
+  if (args.size() == 6 && !EqualsNoCase(args[5], "bit") && !EqualsNoCase(args[5], "byte")) {
+    return out.Error("ERR syntax error");
+  }
+  const bool end_given = args.size() >= 5;
+  if (end_given) {
+    auto parsed = ParseInt64(args[4]);
+    if (ReplyIfError(parsed.status(), out)) return;
+    end = *parsed;
+  }
+  const std::string_view s = (*v)->payload;
+  auto r = BitRange(s, args, 5, start, end, /*reversed_negatives_empty=*/false);
+  if (ReplyIfError(r.status(), out)) return;
+  if (!r->has_value()) return out.Integer(-1);
+  const int64_t found = FindBit(s, **r, *bit == 1);
+  out.Integer(found >= 0 || *bit == 1 || end_given ? found : (*r)->last + 1);
 }
 
 }  // namespace rampart::proxy::internal

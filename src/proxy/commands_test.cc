@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "proxy/collection.h"
 #include "proxy/data_view.h"
 #include "proxy/resp.h"
 #include "proxy/value_codec.h"
@@ -42,6 +43,36 @@ std::string Zset(const std::vector<std::pair<std::string, double>>& members, uin
 }
 // A value the proxy did not write: shorter than the stored header.
 const std::string kForeign = "plain";
+
+// A paged collection held in its header (a small one) as text, the same as
+// the whole-value formats: "hash {a=1}", "zset {a:1}", "set {a b}",
+// "list [a b]".
+std::string DescribePaged(const std::string& stored, ValueType type) {
+  DataView view(0);  // at time 0 nothing has expired
+  view.Seed("k", stored);
+  auto c = Collection::Open(view, "k", type);
+  if (!c.ok()) return "bad collection: " + c.status().ToString();
+  const size_t tree = type == ValueType::kPagedZset ? kByScore : 0;
+  const char* open = type == ValueType::kPagedHash   ? "hash {"
+                     : type == ValueType::kPagedZset ? "zset {"
+                     : type == ValueType::kPagedSet  ? "set {"
+                                                     : "list [";
+  std::string text = open;
+  const Status walked = c->tree(tree).ForEach(0, false, [&](uint64_t, const TreeEntry& e) {
+    if (text.back() != '{' && text.back() != '[') text += " ";
+    switch (type) {
+      case ValueType::kPagedHash: text += e.key + "=" + e.value; break;
+      case ValueType::kPagedZset:
+        text += std::string(MemberOfKey(e.key)) + ":" + FormatScore(ScoreOfKey(e.key));
+        break;
+      case ValueType::kPagedSet: text += e.key; break;
+      default: text += e.value; break;
+    }
+    return true;
+  });
+  if (!walked.ok()) return "paged collection: " + walked.ToString();
+  return text + (type == ValueType::kList ? "]" : "}");
+}
 
 // A stored value as text, for readable expectations: "string v",
 // "hash {a=1 b=2}", "zset {a:1 b:2.5}", each with " expire=now+N" when it
@@ -74,6 +105,9 @@ std::string Describe(const std::optional<std::string>& stored) {
       text += "}";
       break;
     }
+    default:
+      text = DescribePaged(*stored, v->type);
+      break;
   }
   if (v->expire_at_ms != 0) {
     const int64_t delta = static_cast<int64_t>(v->expire_at_ms - kNow);
@@ -188,7 +222,7 @@ TEST(CommandTable, FindCommandIgnoresCaseAndRefusesUnknownNames) {
   EXPECT_EQ(FindCommand("Ping")->kind, CommandKind::kConnection);
   EXPECT_EQ(FindCommand("flushall")->kind, CommandKind::kServer);
   EXPECT_EQ(FindCommand("incr")->kind, CommandKind::kWrite);
-  for (std::string_view unknown : {""sv, "ge"sv, "gett"sv, "nosuch"sv, "get "sv, "lpush"sv, "get\0"sv}) {
+  for (std::string_view unknown : {""sv, "ge"sv, "gett"sv, "nosuch"sv, "get "sv, "lpushy"sv, "get\0"sv}) {
     EXPECT_EQ(FindCommand(unknown), nullptr) << unknown;
   }
   EXPECT_EQ(FindCommand(std::string(33, 'a')), nullptr);
@@ -205,7 +239,7 @@ TEST(CommandTable, EveryEntryIsFoundByItsNameAndDataCommandsApply) {
     EXPECT_NE(spec.arity, 0) << spec.name;
     const bool data = spec.kind == CommandKind::kRead || spec.kind == CommandKind::kWrite;
     EXPECT_EQ(spec.apply != nullptr, data) << spec.name;
-    EXPECT_EQ(spec.first_key != 0, data) << spec.name;
+    EXPECT_EQ(spec.first_key != 0 || spec.keys_of != nullptr, data) << spec.name;
   }
 }
 
@@ -380,7 +414,7 @@ TEST(CommandStrings, SetGet) {
 TEST(CommandStrings, SetOptionErrors) {
   const Store store = {{"k", Str("old")}};
   const std::vector<std::vector<std::string_view>> syntax = {
-      {"NX", "XX"}, {"xx", "nx"}, {"EX", "10", "PX", "10"}, {"EX", "1", "EX", "1"}, {"KEEPTTL", "EX", "10"},
+      {"NX", "XX"}, {"xx", "nx"}, {"EX", "10", "PX", "10"}, {"KEEPTTL", "EX", "10"},
       {"EX", "10", "KEEPTTL"}, {"EX"}, {"PXAT"}, {"FOO"}, {"NX", "bar"}, {"EXX", "1"}, {"10"},
   };
   std::vector<Case> cases;
@@ -752,8 +786,8 @@ TEST(CommandTypes, ValuesNotWrittenByTheProxyGetAnErrorReply) {
       if ((key == "h" && args[0][0] != 'H') || (key == "z" && args[0][0] != 'Z')) continue;
       args[1] = key;
       Ran r = Exec(store, args);
-      const std::string prefix = key == "h"   ? "-ERR hash \"h\" is damaged: "
-                                 : key == "z" ? "-ERR sorted set \"z\" is damaged: "
+      const std::string prefix = key == "h"   ? "-ERR rampart: hash \"h\" is damaged: "
+                                 : key == "z" ? "-ERR rampart: zset \"z\" is damaged: "
                                               : StrCat("-ERR key \"", key, "\" holds a value not written through the proxy (");
       EXPECT_EQ(r.reply.substr(0, prefix.size()), prefix) << args[0] << " on " << key << ": " << r.reply;
       EXPECT_EQ(r.reply.find("\r\n"), r.reply.size() - 2) << args[0] << " on " << key;

@@ -58,6 +58,14 @@ class DataView {
   // A pseudo-random number (SPOP, SRANDMEMBER, new collection ids).
   uint64_t Random();
 
+  // Blocking commands: whether the command may wait (not inside MULTI,
+  // where Redis answers at once), and its request to: the worker then parks
+  // the session and runs the command again later (worker_block.cc).
+  void set_may_block(bool may) { may_block_ = may; }
+  bool may_block() const { return may_block_; }
+  void Block() { blocked_ = true; }
+  bool blocked() const { return blocked_; }
+
   struct Entry {
     std::optional<std::string> stored;  // nullopt: absent (a delete when dirty)
     bool dirty = false;                 // written by the command(s)
@@ -71,6 +79,8 @@ class DataView {
   uint64_t random_;
   std::map<std::string, Entry, std::less<>> entries_;
   std::vector<std::string> missing_;
+  bool may_block_ = false;
+  bool blocked_ = false;
 };
 
 }  // namespace rampart::proxy

@@ -8,9 +8,16 @@
 namespace rampart::proxy {
 
 LockTable::LockTable(size_t slots)
-    : slots_(new std::atomic<uint8_t>[slots]), mask_(slots - 1) {
+    : slots_(new std::atomic<uint8_t>[slots]), epochs_(new std::atomic<uint32_t>[slots]), mask_(slots - 1) {
   assert(slots > 0 && (slots & (slots - 1)) == 0);
-  for (size_t i = 0; i < slots; ++i) slots_[i].store(0, std::memory_order_relaxed);
+  for (size_t i = 0; i < slots; ++i) {
+    slots_[i].store(0, std::memory_order_relaxed);
+    epochs_[i].store(0, std::memory_order_relaxed);
+  }
+}
+
+void LockTable::BumpEpochs(std::span<const uint32_t> slots) {
+  for (uint32_t s : slots) epochs_[s].fetch_add(1, std::memory_order_release);
 }
 
 std::vector<uint32_t> LockTable::SlotsOf(std::span<const std::string_view> keys) const {

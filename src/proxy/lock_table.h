@@ -50,8 +50,15 @@ class LockTable {
   // Slots held right now, in either mode (for INFO and tests).
   size_t HeldForTesting() const;
 
+  // Write epochs: a counter per slot that a writer bumps once its write is
+  // done (before it unlocks), so that a parked blocking command (BLPOP ...)
+  // sees that one of its keys may have changed.
+  void BumpEpochs(std::span<const uint32_t> slots);
+  uint32_t Epoch(uint32_t slot) const { return epochs_[slot].load(std::memory_order_acquire); }
+
  private:
   std::unique_ptr<std::atomic<uint8_t>[]> slots_;
+  std::unique_ptr<std::atomic<uint32_t>[]> epochs_;
   size_t mask_;
 };
 

@@ -306,6 +306,30 @@ Status PageTree::Prefetch(uint64_t from, uint64_t to, bool inner_leaves) {
   return Status::Ok();
 }
 
+Status PageTree::PrefetchKeys(const std::vector<std::string_view>& keys) {
+  Status missing = Status::Ok();
+  for (std::string_view key : keys) {
+    auto path = PathToKey(key);
+    if (path.ok()) continue;
+    if (path.status().code() != StatusCode::kUnavailable) return path.status();
+    missing = path.status();  // and go on: the store collects every missing page
+  }
+  return missing;
+}
+
+Status PageTree::PrefetchRanks(const std::vector<uint64_t>& ranks) {
+  Status missing = Status::Ok();
+  for (uint64_t rank : ranks) {
+    Status s = Prefetch(rank, rank + 1);
+    if (s.code() == StatusCode::kUnavailable) {
+      missing = s;
+    } else {
+      RAMPART_RETURN_IF_ERROR(s);
+    }
+  }
+  return missing;
+}
+
 Status PageTree::EraseIn(TreeNode& node, uint64_t rank, uint64_t count) {
   node.dirty = true;
   if (node.leaf()) {

@@ -136,6 +136,11 @@ class PageTree {
   // read round per level instead of one per page. With inner_leaves false,
   // leaves wholly inside the range are skipped (EraseRange drops them unread).
   Status Prefetch(uint64_t from, uint64_t to, bool inner_leaves = true);
+  // Loads the pages on the paths to every key of `keys` the same way: a
+  // command about many members (HMGET, SREM, ZADD ...) calls it first.
+  Status PrefetchKeys(const std::vector<std::string_view>& keys);
+  // The same for the entries at `ranks` (random members, ...).
+  Status PrefetchRanks(const std::vector<uint64_t>& ranks);
 
   // ---- Iteration ----
   // Calls fn(rank, entry) for the entries from `rank` on (reverse: from

@@ -53,6 +53,7 @@ Result<std::unique_ptr<Proxy>> Proxy::Start(const ClusterConfig& config,
   for (uint32_t i = 0; i < n; ++i) {
     impl->workers.push_back(std::make_unique<Worker>(shared, i, options));
     RAMPART_RETURN_IF_ERROR(impl->workers.back()->Listen());
+    shared.wake_fds.push_back(impl->workers.back()->wake_fd());
   }
   auto proxy = std::unique_ptr<Proxy>(new Proxy(std::move(impl)));
   for (auto& w : proxy->impl_->workers) {

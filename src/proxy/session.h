@@ -51,6 +51,27 @@ struct Session {
   bool multi_failed = false;  // a command was refused while queueing: EXEC aborts
   std::vector<Command> multi;
 
+  // WATCH: each watched key with the version read when it was watched (0:
+  // none) and whether it held a live value then. EXEC, DISCARD and UNWATCH
+  // forget them.
+  struct Watched {
+    std::string key;
+    uint64_t version = 0;
+    bool live = false;
+  };
+  std::vector<Watched> watched;
+
+  // A blocking command (BLPOP, BRPOP, BLMOVE) at the front of `queue` that
+  // found nothing to pop: the session takes no commands until a write to
+  // one of `park_slots` (lock-table slots of its keys) moves the slot's
+  // write epoch past `park_epochs`, or until `park_deadline_ms` (0: never),
+  // when it is answered with a null.
+  bool parked = false;
+  bool park_started = false;  // the front command has parked before (its deadline stands)
+  uint64_t park_deadline_ms = 0;
+  std::vector<uint32_t> park_slots;
+  std::vector<uint32_t> park_epochs;
+
   // Close once `out` is written (QUIT, a protocol error).
   bool closing = false;
   bool input_closed = false;  // EOF or error on read

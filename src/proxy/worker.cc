@@ -43,6 +43,7 @@ Worker::~Worker() {
   if (listen_fd_ >= 0) ::close(listen_fd_);
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
   if (stop_fd_ >= 0) ::close(stop_fd_);
+  if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
 Status Worker::Listen() {
@@ -65,13 +66,16 @@ Status Worker::Listen() {
   if (::listen(listen_fd_, 1024) != 0) return ErrnoStatus(StrCat("proxy: listen on ", where), errno);
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   stop_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (epoll_fd_ < 0 || stop_fd_ < 0) return ErrnoStatus("proxy: epoll/eventfd", errno);
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (epoll_fd_ < 0 || stop_fd_ < 0 || wake_fd_ < 0) return ErrnoStatus("proxy: epoll/eventfd", errno);
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.fd = listen_fd_;
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev);
   ev.data.fd = stop_fd_;
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, stop_fd_, &ev);
+  ev.data.fd = wake_fd_;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
   return Status::Ok();
 }
 
@@ -81,7 +85,7 @@ void Worker::Stop() {
 }
 
 bool Worker::Runnable(const Session& s) const {
-  return !s.queue.empty() && s.out.size() - s.out_pos < kMaxPendingOutput;
+  return !s.queue.empty() && !s.parked && s.out.size() - s.out_pos < kMaxPendingOutput;
 }
 
 void Worker::Run(std::promise<Status> ready) {
@@ -114,12 +118,23 @@ void Worker::Run(std::promise<Status> ready) {
     // Work waiting: look at the sockets without blocking. Only lock waits:
     // come back in a millisecond. Nothing: block (never spin on sockets).
     int timeout_ms = runnable ? (blocked_on_locks_ ? 1 : 0) : -1;
+    if (parked_here_ > 0) {
+      const int deadline_ms = CheckParked();
+      if (deadline_ms >= 0 && (timeout_ms < 0 || deadline_ms < timeout_ms)) timeout_ms = deadline_ms;
+      if (timeout_ms != 0) {
+        for (const auto& [fd, s] : sessions_) runnable = runnable || Runnable(*s);
+        if (runnable) timeout_ms = 0;
+      }
+    }
     int n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), timeout_ms);
     for (int round = 0; round < 2; ++round) {
       for (int e = 0; e < n; ++e) {
         const int fd = events[e].data.fd;
         if (fd == stop_fd_) {
           stopping = true;
+        } else if (fd == wake_fd_) {
+          uint64_t pokes = 0;
+          (void)!::read(wake_fd_, &pokes, sizeof(pokes));
         } else if (fd == listen_fd_) {
           Accept();
         } else {
@@ -146,6 +161,7 @@ void Worker::Run(std::promise<Status> ready) {
     }
     for (int fd : gone) Close(fd);
     if (stopping) break;
+    if (parked_here_ > 0) CheckParked();
     Turn();
     std::vector<int> done;
     for (auto& [fd, s] : sessions_) {
@@ -287,6 +303,7 @@ void Worker::WriteTo(Session& s) {
 void Worker::Close(int fd) {
   auto it = sessions_.find(fd);
   if (it == sessions_.end()) return;
+  if (it->second->parked) Unpark(*it->second);
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
   ::close(fd);
   sessions_.erase(it);

@@ -26,6 +26,7 @@
 #include "proxy/data_view.h"
 #include "proxy/hash_ring.h"
 #include "proxy/lock_table.h"
+#include "proxy/page_cache.h"
 #include "proxy/resp.h"
 #include "proxy/session.h"
 #include "txn/client.h"
@@ -52,6 +53,13 @@ struct SharedState {
   std::atomic<uint64_t> lock_waits{0};        // commands left for a later turn by a held lock
   std::atomic<uint64_t> failovers{0};         // reads sent to another replica
   std::atomic<uint64_t> backend_errors{0};    // commands answered with a backend error
+  std::atomic<uint64_t> joined{0};  // read-modify-writes run with another of their key's (Job::followers)
+
+  // Blocking commands: sessions parked on all workers, and each worker's
+  // eventfd, poked after a write when any session is parked (set before
+  // the workers run; read-only after).
+  std::atomic<uint32_t> parked{0};
+  std::vector<int> wake_fds;
 };
 
 class Worker {
@@ -66,6 +74,8 @@ class Worker {
   // txn::Client on this thread.
   void Run(std::promise<Status> ready);
   void Stop();
+  // The eventfd other workers poke after a write (SharedState::wake_fds).
+  int wake_fd() const { return wake_fd_; }
 
  private:
   struct Job;
@@ -78,12 +88,45 @@ class Worker {
   void Close(int fd);
   bool Runnable(const Session& s) const;
 
-  // A turn (worker_turn.cc).
-  void Turn();
+  // Taking a turn's jobs (worker_take.cc).
   std::vector<Job> TakeJobs();
   bool TakeCommand(Session& s, std::vector<Job>& jobs, struct TurnState& state);
+  bool TakeTransaction(Session& s, std::vector<Job>& jobs, struct TurnState& state);
+  bool TakeDataJob(Session& s, std::vector<Command> block, bool multi, std::vector<Job>& jobs,
+                   struct TurnState& state);
+  // The error reply for a command that cannot run (NOAUTH, unknown, arity,
+  // keys), or "".
+  std::string CheckCommand(const Session& s, const Command& c) const;
+  Job* LeaderFor(const Job& j, std::vector<Job>& jobs);
+  // Answers the session's front command with `reply` (and pops it).
+  void Answer(Session& s, std::vector<Job>& jobs, std::string reply);
+  // Answers with an error; inside MULTI the EXEC will abort. Returns true.
+  bool Refuse(Session& s, std::vector<Job>& jobs, std::string_view message);
+
+  // A turn (worker_turn.cc).
+  void Turn();
   void RunJobs(std::vector<Job>& jobs);
+  bool WatchedKeyChanged(const Job& job, const txn::BatchTxn& txn) const;
+  void RecordWatched(const Job& job, const txn::BatchTxn& txn);
+
+  // Blocking commands (worker_block.cc).
+  // Parks the job's session with its command back at the front of its queue.
+  void Park(Job& job);
+  // Answers parked sessions whose time is up, and makes runnable those whose
+  // keys were written. Returns the milliseconds until the next deadline
+  // (-1: none).
+  int CheckParked();
+  // Pokes every worker's wake_fd (after writes, when sessions are parked).
+  void WakeParked();
+  void Unpark(Session& s);
   void ApplyCommands(Job& job);
+  static void ApplyTo(Job& job, DataView& view);
+  // Guesses, from page_cache_, the pages the job's commands will need, so
+  // its first read round reads them too (job.extra_keys).
+  void Predict(Job& job, uint64_t now);
+  // Runs the job's commands on what a read round returned. False when they
+  // need keys not read yet: the job reads again with them.
+  bool ApplyReads(Job& job, txn::BatchTxn& txn, uint64_t now);
   std::string PlaceWrites(Job& job, txn::BatchTxn& txn);
   void PlaceReads(const Job& job, txn::BatchTxn& txn);
   void RunWithFailover(std::vector<txn::BatchTxn>& batch, std::vector<Job*>& owners, bool reads);
@@ -112,11 +155,18 @@ class Worker {
   int listen_fd_ = -1;
   int epoll_fd_ = -1;
   int stop_fd_ = -1;
+  int wake_fd_ = -1;
+  uint32_t parked_here_ = 0;  // sessions of this worker that are parked
   std::unordered_map<int, std::unique_ptr<Session>> sessions_;
   std::vector<int> order_;        // session fds in accept order, for fair turns
   size_t next_first_ = 0;         // rotates the session a turn starts with
   std::vector<uint64_t> down_until_ms_;  // per partition: read from another replica until
   bool blocked_on_locks_ = false;
+  uint64_t next_seed_ = 1;  // of the jobs' DataView::Random()
+  // This turn's read-modify-writes by the lock slots they hold: lock slot ->
+  // index of the job in the turn (Worker::LeaderFor).
+  std::unordered_map<uint32_t, size_t> turn_owners_;
+  PageCache page_cache_{16 << 20};
   std::vector<char> read_buffer_ = std::vector<char>(64 << 10);
 };
 

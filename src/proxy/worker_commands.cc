@@ -1,9 +1,10 @@
 // The commands a worker answers without touching data (PING, AUTH, HELLO,
-// CLIENT, COMMAND, CONFIG, SELECT, QUIT, ECHO) and the whole-store ones
+// CLIENT, COMMAND, CONFIG, SELECT, QUIT, ECHO, TIME) and the whole-store ones
 // (DBSIZE, FLUSHDB, FLUSHALL, INFO).
 #include <fnmatch.h>
 
 #include <cctype>
+#include <chrono>
 
 #include "common/size.h"
 #include "proxy/worker.h"
@@ -28,7 +29,8 @@ std::string_view GroupOf(const CommandSpec& spec) {
   if (n[0] == 'h') return "hash";
   if (n[0] == 'z') return "sorted-set";
   if (n == "del" || n == "exists" || n == "expire" || n == "pexpire" || n == "persist" ||
-      n == "ttl" || n == "pttl" || n == "type") {
+      n == "ttl" || n == "pttl" || n == "type" || n == "expireat" || n == "pexpireat" ||
+      n == "expiretime" || n == "pexpiretime" || n == "touch" || n == "unlink") {
     return "generic";
   }
   return "string";
@@ -62,6 +64,18 @@ void Worker::ConnectionCommand(Session& s, const Command& c, std::string& reply)
     return out.Simple("PONG");
   }
   if (name == "echo") return out.Bulk(a[1]);
+  if (name == "time") {  // [unix seconds, microseconds within the second] as bulk strings
+    const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+    out.Array(2);
+    out.Bulk(std::to_string(us / 1'000'000));
+    return out.Bulk(std::to_string(us % 1'000'000));
+  }
+  if (name == "unwatch") {
+    s.watched.clear();
+    return out.Simple("OK");
+  }
   if (name == "quit") {
     s.closing = true;
     return out.Simple("OK");

@@ -1,246 +1,22 @@
-// One turn of a worker: take a batch of commands from all sessions, run their
-// transactions together, reply. The ordering rules (docs/proxy.md, "A turn"):
-//  - a session's commands are taken in order, and a command that must see an
-//    earlier one's write waits for the next turn: a read or a
-//    read-modify-write never follows a write of the same session in a turn,
-//    and nothing follows a read-modify-write or a whole-store command;
-//  - every write holds its keys' locks (LockTable) from before its read until
-//    its write is done — exclusively for a read-modify-write, shared for a
-//    blind write; a command whose lock is taken waits for a later turn. Blind
-//    writes of one key in one turn (shared) keep their order through the
-//    timestamps RunBatch draws in batch order.
-#include <cctype>
-
+// Running a turn's jobs: their transactions together (one batch per round
+// trip), read rounds until every job has the keys it needs, the writes of
+// read-modify-writes, then the replies. Which jobs a turn takes, and in
+// what order, is worker_take.cc's.
 #include "kv/memory_budget.h"
-#include "proxy/worker.h"
+#include "proxy/worker_job.h"
 
 namespace rampart::proxy {
-
-struct Worker::Job {
-  Session* session = nullptr;
-  enum class Kind { kDone, kRead, kWrite, kServer };
-  Kind kind = Kind::kDone;  // kDone: `reply` is the answer already
-  std::vector<Command> commands;
-  bool multi = false;  // an EXEC: the replies form an array
-  std::vector<std::string_view> keys;  // every key the commands declare (views into commands)
-  bool needs_read = false;
-  std::vector<uint32_t> locks;  // held lock-table slots
-  LockTable::Mode lock_mode = LockTable::Mode::kExclusive;
-  std::string reply;
-  std::optional<DataView> view;
-  int attempts = 0;
-};
-
-// What a session did in this turn so far.
-struct TurnState {
-  bool wrote = false;  // a write was taken
-  bool rmw = false;    // a read-modify-write was taken
-};
-
-namespace {
-
-std::string ErrorReply(std::string_view message) {
-  std::string out;
-  resp::Writer(&out).Error(message);
-  return out;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
-
-// Redis's wording: ERR unknown command 'foo', with args beginning with: 'a' 'b'
-std::string UnknownCommand(const Command& c) {
-  std::string msg = StrCat("ERR unknown command '", c.args[0].substr(0, 128), "', with args beginning with: ");
-  for (size_t n = 1; n < c.args.size() && msg.size() < 512; ++n) {
-    msg += StrCat("'", c.args[n].substr(0, 128), "' ");
-  }
-  return msg;
-}
-
-}  // namespace
-
-std::vector<Worker::Job> Worker::TakeJobs() {
-  std::vector<Job> jobs;
-  blocked_on_locks_ = false;
-  if (order_.empty()) return jobs;
-  const size_t max = shared_.config.proxy.batch_max_commands;
-  const size_t start = next_first_++ % order_.size();
-  for (size_t n = 0; n < order_.size() && jobs.size() < max; ++n) {
-    Session& s = *sessions_.at(order_[(start + n) % order_.size()]);
-    if (!Runnable(s)) continue;
-    TurnState state;
-    while (!s.queue.empty() && jobs.size() < max && TakeCommand(s, jobs, state)) {
-    }
-  }
-  return jobs;
-}
-
-// Takes the session's next command into `jobs` (or answers it at once).
-// Returns false when the session gives no more commands this turn.
-bool Worker::TakeCommand(Session& s, std::vector<Job>& jobs, TurnState& state) {
-  Command& c = s.queue.front();
-  auto answer = [&](std::string reply) {
-    Job j;
-    j.session = &s;
-    j.reply = std::move(reply);
-    jobs.push_back(std::move(j));
-    s.queue.pop_front();
-  };
-  auto refuse_in_multi = [&](std::string message) {
-    if (s.in_multi) s.multi_failed = true;
-    answer(ErrorReply(message));
-    return true;
-  };
-  if (!c.protocol_error.empty()) {
-    answer(ErrorReply(c.protocol_error));
-    s.queue.clear();
-    return false;
-  }
-  const std::string name = c.spec != nullptr ? std::string(c.spec->name) : Lower(c.args[0]);
-  if (!s.authenticated && name != "auth" && name != "hello" && name != "quit") {
-    answer(ErrorReply("NOAUTH Authentication required."));
-    return true;
-  }
-  if (c.spec == nullptr) return refuse_in_multi(UnknownCommand(c));
-  const std::vector<std::string_view> views = c.Views();
-  if (std::string arity = CheckArity(*c.spec, views); !arity.empty()) return refuse_in_multi(arity);
-  for (std::string_view key : KeysOf(*c.spec, views)) {
-    if (key.empty()) return refuse_in_multi("ERR rampart: empty keys are not supported");
-    if (key.size() > shared_.config.kv.max_key_bytes) {
-      return refuse_in_multi(StrCat("ERR rampart: a key of ", key.size(),
-                                    " bytes is longer than kv.max_key_bytes (",
-                                    shared_.config.kv.max_key_bytes, ")"));
-    }
-  }
-  const CommandKind kind = c.spec->kind;
-
-  if (s.in_multi && kind != CommandKind::kTransaction && name != "quit") {
-    if (kind == CommandKind::kConnection || kind == CommandKind::kServer) {
-      return refuse_in_multi(StrCat("ERR rampart: ", name, " inside MULTI is not supported"));
-    }
-    s.multi.push_back(std::move(c));
-    answer("+QUEUED\r\n");
-    return true;
-  }
-
-  std::vector<Command> block;
-  bool multi = false;
-  switch (kind) {
-    case CommandKind::kConnection: {
-      std::string reply;
-      ConnectionCommand(s, c, reply);
-      answer(std::move(reply));
-      if (s.closing) s.queue.clear();  // QUIT
-      return !s.closing;
-    }
-    case CommandKind::kServer: {
-      // Runs after the turn's transactions, so it sees this session's
-      // earlier writes; what follows it waits for the next turn.
-      Job j;
-      j.session = &s;
-      j.kind = Job::Kind::kServer;
-      j.commands.push_back(std::move(c));
-      s.queue.pop_front();
-      jobs.push_back(std::move(j));
-      return false;
-    }
-    case CommandKind::kTransaction:
-      if (name == "multi") {
-        if (s.in_multi) {
-          answer(ErrorReply("ERR MULTI calls can not be nested"));
-        } else {
-          s.in_multi = true;
-          answer("+OK\r\n");
-        }
-        return true;
-      }
-      if (!s.in_multi) {
-        answer(ErrorReply(StrCat("ERR ", name == "exec" ? "EXEC" : "DISCARD", " without MULTI")));
-        return true;
-      }
-      if (name == "discard" || s.multi_failed || s.multi.empty()) {
-        const bool aborted = name == "exec" && s.multi_failed;
-        const bool empty_exec = name == "exec" && !aborted;
-        s.in_multi = s.multi_failed = false;
-        s.multi.clear();
-        answer(aborted      ? ErrorReply("EXECABORT Transaction discarded because of previous errors.")
-               : empty_exec ? std::string("*0\r\n")
-                            : std::string("+OK\r\n"));
-        return true;
-      }
-      block = std::move(s.multi);
-      s.multi.clear();
-      multi = true;
-      break;
-    case CommandKind::kRead:
-    case CommandKind::kWrite:
-      block.push_back(std::move(c));
-      break;
-  }
-
-  // A data job: one command or an EXEC's block.
-  Job j;
-  j.session = &s;
-  j.multi = multi;
-  j.commands = std::move(block);
-  const Command* first_read = nullptr;
-  const Command* first_write = nullptr;
-  for (const Command& cmd : j.commands) {
-    const auto v = cmd.Views();
-    for (std::string_view k : KeysOf(*cmd.spec, v)) j.keys.push_back(k);
-    if (cmd.spec->kind == CommandKind::kRead) {
-      if (first_read == nullptr) first_read = &cmd;
-    } else {
-      if (first_write == nullptr) first_write = &cmd;
-      j.needs_read = j.needs_read || NeedsRead(*cmd.spec, v);
-    }
-  }
-  auto put_back = [&] {  // not this turn: the block (or command) returns to the session
-    if (multi) {
-      s.multi = std::move(j.commands);
-    } else {
-      s.queue.front() = std::move(j.commands[0]);
-    }
-    return false;
-  };
-  if (first_read != nullptr && first_write != nullptr) {
-    std::string message = StrCat("ERR rampart: a MULTI block must hold only reads or only writes; "
-                                 "this one mixes ", first_read->spec->name, " and ",
-                                 first_write->spec->name, " (a RAMP transaction reads or writes)");
-    s.in_multi = s.multi_failed = false;
-    answer(ErrorReply(message));
-    return true;
-  }
-  if (first_read != nullptr) {
-    if (state.wrote) return put_back();
-    j.kind = Job::Kind::kRead;
-  } else {
-    if (state.rmw || (j.needs_read && state.wrote)) return put_back();
-    j.locks = shared_.locks.SlotsOf(j.keys);
-    j.lock_mode = j.needs_read ? LockTable::Mode::kExclusive : LockTable::Mode::kShared;
-    if (!shared_.locks.TryLock(j.locks, j.lock_mode)) {
-      ++shared_.lock_waits;
-      blocked_on_locks_ = true;
-      return put_back();
-    }
-    j.kind = Job::Kind::kWrite;
-    state.wrote = true;
-    state.rmw = state.rmw || j.needs_read;
-  }
-  if (multi) s.in_multi = false;
-  s.queue.pop_front();  // the command, or EXEC
-  jobs.push_back(std::move(j));
-  return true;
-}
 
 void Worker::Turn() {
   std::vector<Job> jobs = TakeJobs();
   if (jobs.empty()) return;
   RunJobs(jobs);
-  for (Job& j : jobs) j.session->out += j.reply;
+  for (Job& j : jobs) {
+    if (j.kind == Job::Kind::kParked) continue;  // RunJobs parked it
+    j.session->park_started = false;
+    j.session->out += j.reply;
+    for (Job& f : j.followers) f.session->out += f.reply;
+  }
 }
 
 std::string Worker::BackendError(const Status& status) {
@@ -252,7 +28,10 @@ std::string Worker::BackendError(const Status& status) {
   return StrCat("ERR rampart: ", status.ToString());
 }
 
-void Worker::FailJob(Job& job, const Status& status) { job.reply = ErrorReply(BackendError(status)); }
+void Worker::FailJob(Job& job, const Status& status) {
+  job.reply = ErrorReply(BackendError(status));
+  for (Job& f : job.followers) f.reply = job.reply;
+}
 
 uint32_t Worker::ReadPartition(std::string_view key, uint64_t now_ms) const {
   const Replicas replicas = shared_.ring.ReplicasOf(key);
@@ -266,12 +45,17 @@ void Worker::PlaceReads(const Job& job, txn::BatchTxn& txn) {
   const uint64_t now = NowMs();
   txn.reads.clear();
   for (std::string_view k : job.keys) txn.reads.push_back({k, ReadPartition(k, now)});
+  for (const Job& f : job.followers) {
+    for (std::string_view k : f.keys) txn.reads.push_back({k, ReadPartition(k, now)});
+  }
+  for (const std::string& k : job.extra_keys) txn.reads.push_back({k, ReadPartition(k, now)});
 }
 
 std::string Worker::PlaceWrites(Job& job, txn::BatchTxn& txn) {
   const KvConfig& kv = shared_.config.kv;
   for (const auto& [key, entry] : job.view->entries()) {
     if (!entry.dirty) continue;
+    page_cache_.Offer(key, entry.stored);
     if (entry.stored.has_value() && entry.stored->size() > kv.max_value_bytes) {
       return StrCat("ERR rampart: the value of '", key.substr(0, 64), "' would be ",
                     entry.stored->size(), " bytes stored; kv.max_value_bytes is ",
@@ -285,15 +69,23 @@ std::string Worker::PlaceWrites(Job& job, txn::BatchTxn& txn) {
   return "";
 }
 
-void Worker::ApplyCommands(Job& job) {
+// Runs the commands of `job` (one of a group) on `view`, into job.reply.
+void Worker::ApplyTo(Job& job, DataView& view) {
   job.reply.clear();
   resp::Writer out(&job.reply);
   out.SetProtocol(job.session->protocol);
   if (job.multi) out.Array(job.commands.size());
   for (const Command& c : job.commands) {
     const std::vector<std::string_view> args = c.Views();
-    c.spec->apply(args, *job.view, out);
+    c.spec->apply(args, view, out);
   }
+}
+
+void Worker::ApplyCommands(Job& job) {
+  job.view->set_may_block(!job.multi && job.followers.empty());
+  ApplyTo(job, *job.view);
+  for (Job& f : job.followers) ApplyTo(f, *job.view);
+  if (job.view->blocked()) job.kind = Job::Kind::kParked;
 }
 
 void Worker::RunWithFailover(std::vector<txn::BatchTxn>& batch, std::vector<Job*>& owners,
@@ -332,11 +124,13 @@ void Worker::RunJobs(std::vector<Job>& jobs) {
   std::vector<txn::BatchTxn> batch;
   std::vector<Job*> owners;
   for (Job& j : jobs) {
+    j.seed = next_seed_++;
     if (j.kind == Job::Kind::kRead || (j.kind == Job::Kind::kWrite && j.needs_read)) {
+      Predict(j, now);
       PlaceReads(j, batch.emplace_back());
       owners.push_back(&j);
     } else if (j.kind == Job::Kind::kWrite) {
-      j.view.emplace(now);
+      j.view.emplace(now, j.seed);
       ApplyCommands(j);
       txn::BatchTxn txn;
       if (std::string error = PlaceWrites(j, txn); !error.empty()) {
@@ -349,40 +143,169 @@ void Worker::RunJobs(std::vector<Job>& jobs) {
   }
   RunWithFailover(batch, owners, /*reads=*/true);
 
-  // Round trip 2: the writes of read-modify-writes.
-  std::vector<txn::BatchTxn> writes;
+  // More read rounds for the jobs whose commands found they need more keys
+  // (the pages of paged collections), until every job has what it needs.
   std::vector<Job*> writers;
-  for (size_t i = 0; i < batch.size(); ++i) {
-    Job& j = *owners[i];
-    txn::BatchTxn& txn = batch[i];
-    if (!txn.status.ok()) {
-      FailJob(j, txn.status);
-      continue;
+  while (!batch.empty()) {
+    std::vector<txn::BatchTxn> again;
+    std::vector<Job*> again_owners;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      Job& j = *owners[i];
+      if (!batch[i].status.ok()) {
+        FailJob(j, batch[i].status);
+      } else if (j.kind == Job::Kind::kWrite && !j.needs_read) {
+        continue;  // a blind write, done
+      } else if (!ApplyReads(j, batch[i], now)) {
+        PlaceReads(j, again.emplace_back());
+        again_owners.push_back(&j);
+      } else if (j.kind == Job::Kind::kWrite) {
+        writers.push_back(&j);
+      }
     }
-    if (txn.reads.empty()) continue;  // a blind write, done
-    j.view.emplace(now);
-    for (size_t k = 0; k < txn.reads.size(); ++k) j.view->Seed(txn.reads[k].key, std::move(txn.values[k]));
-    ApplyCommands(j);
-    if (j.kind != Job::Kind::kWrite) continue;
+    if (!again.empty()) RunWithFailover(again, again_owners, /*reads=*/true);
+    batch = std::move(again);
+    owners = std::move(again_owners);
+  }
+
+  // The writes of read-modify-writes.
+  std::vector<txn::BatchTxn> writes;
+  std::vector<Job*> placed;
+  for (Job* j : writers) {
     txn::BatchTxn w;
-    w.after_ts = txn.read_ts;  // the write orders after the versions it read
-    if (std::string error = PlaceWrites(j, w); !error.empty()) {
-      j.reply = ErrorReply(error);
+    w.after_ts = j->read_ts;  // the write orders after the versions it read
+    if (std::string error = PlaceWrites(*j, w); !error.empty()) {
+      j->reply = ErrorReply(error);
     } else if (!w.writes.empty()) {
       writes.push_back(std::move(w));
-      writers.push_back(&j);
+      placed.push_back(j);
     }
   }
   if (!writes.empty()) {
-    RunWithFailover(writes, writers, /*reads=*/false);
+    RunWithFailover(writes, placed, /*reads=*/false);
     for (size_t i = 0; i < writes.size(); ++i) {
-      if (!writes[i].status.ok()) FailJob(*writers[i], writes[i].status);
+      if (!writes[i].status.ok()) FailJob(*placed[i], writes[i].status);
     }
   }
+  bool wrote = false;
   for (Job& j : jobs) {
-    if (!j.locks.empty()) shared_.locks.Unlock(j.locks, j.lock_mode);
+    if (j.kind == Job::Kind::kParked) Park(j);  // before the unlock: no write slips by unseen
+    if (!j.locks.empty()) {
+      if (j.kind == Job::Kind::kWrite) {
+        shared_.locks.BumpEpochs(j.locks);
+        wrote = true;
+      }
+      shared_.locks.Unlock(j.locks, j.lock_mode);
+    }
     if (j.kind == Job::Kind::kServer) ServerCommand(*j.session, j.commands[0], j.reply);
   }
+  if (wrote && shared_.parked.load(std::memory_order_relaxed) > 0) WakeParked();
+}
+
+bool Worker::ApplyReads(Job& job, txn::BatchTxn& txn, uint64_t now) {
+  job.read_ts = txn.read_ts;
+  job.view.emplace(now, job.seed);
+  for (size_t k = 0; k < txn.reads.size(); ++k) {
+    page_cache_.Offer(txn.reads[k].key, txn.values[k]);
+    job.view->Seed(txn.reads[k].key, std::move(txn.values[k]));
+  }
+  if (!job.watch_check.empty() && WatchedKeyChanged(job, txn)) {
+    resp::Writer out(&job.reply);
+    out.SetProtocol(job.session->protocol);
+    out.NullArray();
+    job.kind = Job::Kind::kDone;
+    return true;
+  }
+  if (job.watch) RecordWatched(job, txn);
+  ApplyCommands(job);
+  const std::vector<std::string>& missing = job.view->missing();
+  if (missing.empty()) return true;
+  if (++job.read_rounds >= kMaxReadRounds) {
+    job.reply = ErrorReply(StrCat("ERR rampart: the keys of this command kept changing for ",
+                                  kMaxReadRounds, " read rounds; try again"));
+    job.kind = Job::Kind::kDone;
+    return true;
+  }
+  job.extra_keys.insert(job.extra_keys.end(), missing.begin(), missing.end());
+  return false;
+}
+
+namespace {
+
+// The version the read round found for `key` (its first read).
+uint64_t VersionOf(const txn::BatchTxn& txn, std::string_view key) {
+  for (size_t k = 0; k < txn.reads.size(); ++k) {
+    if (txn.reads[k].key == key) return txn.versions[k];
+  }
+  return 0;
+}
+
+bool Live(const DataView& view, std::string_view key) {
+  auto found = view.Find(key);
+  return found.ok() && found->has_value();
+}
+
+}  // namespace
+
+bool Worker::WatchedKeyChanged(const Job& job, const txn::BatchTxn& txn) const {
+  for (const Session::Watched& w : job.watch_check) {
+    if (VersionOf(txn, w.key) != w.version) return true;
+    if (w.live && !Live(*job.view, w.key)) return true;  // expired since
+  }
+  return false;
+}
+
+void Worker::RecordWatched(const Job& job, const txn::BatchTxn& txn) {
+  std::vector<Session::Watched>& watched = job.session->watched;
+  for (std::string_view key : job.keys) {
+    bool known = false;
+    for (const Session::Watched& w : watched) known = known || w.key == key;
+    if (!known) watched.push_back({std::string(key), VersionOf(txn, key), Live(*job.view, key)});
+  }
+}
+
+void Worker::Predict(Job& job, uint64_t now) {
+  bool cached = false;
+  for (std::string_view k : job.keys) cached = cached || page_cache_.Find(k) != nullptr;
+  for (const Job& f : job.followers) {
+    for (std::string_view k : f.keys) cached = cached || page_cache_.Find(k) != nullptr;
+  }
+  if (!cached) return;
+  // Run the commands on the cached upper levels (absent where nothing is
+  // cached) until they ask for no more cached pages; what they asked for is
+  // what the first round reads besides the declared keys.
+  std::vector<std::pair<std::string, const std::string*>> known;
+  auto seed_view = [&](DataView& view) {
+    auto seed = [&](std::string_view k) {
+      const std::string* v = page_cache_.Find(k);
+      view.Seed(k, v != nullptr ? std::optional<std::string>(*v) : std::nullopt);
+    };
+    for (std::string_view k : job.keys) seed(k);
+    for (const Job& f : job.followers) {
+      for (std::string_view k : f.keys) seed(k);
+    }
+    for (const auto& [k, v] : known) view.Seed(k, *v);
+  };
+  std::vector<std::string> wanted;
+  for (int round = 0; round < kMaxReadRounds; ++round) {
+    DataView view(now, job.seed);
+    seed_view(view);
+    ApplyTo(job, view);
+    for (Job& f : job.followers) ApplyTo(f, view);
+    job.reply.clear();
+    bool more = false;
+    wanted.clear();
+    for (const std::string& k : view.missing()) {
+      if (const std::string* v = page_cache_.Find(k); v != nullptr) {
+        known.emplace_back(k, v);
+        more = true;
+      } else {
+        wanted.push_back(k);
+      }
+    }
+    if (!more) break;
+  }
+  for (const auto& [k, v] : known) job.extra_keys.push_back(k);
+  job.extra_keys.insert(job.extra_keys.end(), wanted.begin(), wanted.end());
 }
 
 }  // namespace rampart::proxy

@@ -224,6 +224,9 @@ void Client::Impl::OnReply(uint32_t p, std::span<const std::byte> bytes) {
       call.count = reply.count;
     } else if (call.type == wire::MsgType::kStats) {
       call.stats = reply.stats;
+    } else if (call.type == wire::MsgType::kScan) {
+      call.scan = reply.scan;
+      call.hold = hold;
     }
     call.status = Status::Ok();
   }

@@ -134,6 +134,9 @@ struct BatchTxn {
   // Results, set by RunBatch.
   Status status;
   std::vector<std::optional<std::string>> values;  // reads: values[i] for reads[i]
+  // reads: the timestamp of the version read for reads[i] (a tombstone's
+  // too); 0 when the key had no version (WATCH compares these).
+  std::vector<uint64_t> versions;
   uint64_t read_ts = 0;  // reads: the newest timestamp among the versions read (tombstones too)
   // When status is Unavailable or TimedOut: a partition whose failure caused
   // it (the proxy reads from another replica next time); -1 otherwise.
@@ -194,6 +197,14 @@ class Client {
   // isolated from transactions running meanwhile.
   Result<uint64_t> CountKeys();
   Result<StoreStats> QueryStoreStats();
+  // One SCAN request to `partition` (kv::wire::ScanRequest): up to about
+  // `max_keys` live keys from hash position `from`, each with the first
+  // `head_bytes` of its value; `next` nullopt when the partition has no more.
+  struct KeyPage {
+    std::optional<uint64_t> next;
+    std::vector<std::pair<std::string, std::string>> items;  // key, value head
+  };
+  Result<KeyPage> ScanKeys(uint32_t partition, uint64_t from, uint32_t max_keys, uint32_t head_bytes);
   // Every timestamp this client (its TimestampSource) issues from now on is
   // above `ts`: a process that starts with a clock behind the cluster's data
   // (after a restart) observes QueryStoreStats().max_ts first.

@@ -157,6 +157,7 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
   for (BatchTxn& t : txns) {
     t.status = Status::Ok();
     t.values.clear();
+    t.versions.clear();
     t.failed_partition = -1;
     t.read_ts = 0;
   }
@@ -348,9 +349,11 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
   for (ReadPart& part : reads) {
     if (!part.txn->status.ok()) continue;
     part.txn->values.reserve(part.position.size());
+    part.txn->versions.reserve(part.position.size());
     for (size_t p : part.position) {
       const wire::GetResult& r = results[part.first + p];
       part.txn->values.push_back(internal::VisibleValue(r));
+      part.txn->versions.push_back(r.found ? r.ts : 0);
       if (r.found) part.txn->read_ts = std::max(part.txn->read_ts, r.ts);
     }
   }
@@ -372,6 +375,31 @@ Status Client::Impl::ToEveryPartition(wire::MsgType type, std::vector<Call>& cal
     }
   }
   return Exchange(reqs, calls, WriteRoute());
+}
+
+Result<Client::KeyPage> Client::Impl::ScanKeys(uint32_t partition, const wire::ScanRequest& scan) {
+  if (partition >= placement_.partition_count()) {
+    return InvalidArgument("SCAN of partition ", partition, "; the cluster has ", placement_.partition_count());
+  }
+  std::vector<OutgoingRequest> reqs(1);
+  OutgoingRequest& req = reqs[0];
+  req.partition = partition;
+  req.request_id = TakeIds(1);
+  req.type = wire::MsgType::kScan;
+  wire::RequestWriter(&req.message).Scan(static_cast<uint16_t>(partition), req.request_id, scan);
+  std::vector<Call> calls;
+  RAMPART_RETURN_IF_ERROR(Exchange(reqs, calls, WriteRoute()));
+  const wire::ScanResult& got = calls[0].scan;
+  Client::KeyPage page;
+  if (!got.done) page.next = got.next;
+  page.items.reserve(got.items.size());
+  for (const wire::ScanItem& item : got.items) page.items.emplace_back(item.key, item.head);
+  return page;
+}
+
+Result<Client::KeyPage> Client::ScanKeys(uint32_t partition, uint64_t from, uint32_t max_keys,
+                                         uint32_t head_bytes) {
+  return impl_->ScanKeys(partition, wire::ScanRequest{from, max_keys, head_bytes});
 }
 
 void Client::RunBatch(std::span<BatchTxn> txns, bool coalesce) { impl_->RunBatch(txns, coalesce); }

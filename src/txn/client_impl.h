@@ -37,6 +37,7 @@ struct Call {
   kv::wire::ArenaInfo arena;  // DESCRIBE
   uint64_t count = 0;         // COUNT
   kv::wire::PartitionStatsInfo stats;  // STATS
+  kv::wire::ScanResult scan;           // SCAN (views into `hold`)
 };
 
 // Keeps alive the reply messages (or one-sided read buffers) that GET
@@ -150,6 +151,7 @@ class Client::Impl {
   void RunBatch(std::span<BatchTxn> txns, bool coalesce);
   // COUNT or FLUSH to every partition; the calls answer partition by partition.
   Status ToEveryPartition(kv::wire::MsgType type, std::vector<Call>& calls);
+  Result<Client::KeyPage> ScanKeys(uint32_t partition, const kv::wire::ScanRequest& scan);
 
  private:
   // Imports the arena extents `wanted` names that are not imported yet on

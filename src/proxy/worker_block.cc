@@ -1,0 +1,95 @@
+// Blocking commands (BLPOP, BRPOP, BLMOVE): a command that finds nothing to
+// pop parks its session — the command goes back to the front of the queue
+// and the session takes nothing until a write to one of its keys (seen as a
+// change of the keys' lock-table write epochs, LockTable::BumpEpochs) or its
+// timeout. A woken command simply runs again: it pops if something is there
+// now, or parks again with its first deadline. Writers on any worker poke
+// every worker's wake_fd when sessions are parked, so a parked session of an
+// idle worker wakes without polling.
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "proxy/worker_job.h"
+
+namespace rampart::proxy {
+namespace {
+
+// The timeout of a blocking command (its last argument, seconds; validated
+// by the command) as a deadline; 0: none.
+uint64_t DeadlineOf(const Command& c, uint64_t now_ms) {
+  const double seconds = std::strtod(c.args.back().c_str(), nullptr);
+  if (!(seconds > 0)) return 0;
+  return now_ms + static_cast<uint64_t>(std::ceil(seconds * 1000));
+}
+
+// What a blocking command answers when its time is up.
+std::string TimeoutReply(const Command& c, int protocol) {
+  std::string out;
+  resp::Writer w(&out);
+  w.SetProtocol(protocol);
+  if (c.spec->name == "blmove" || c.spec->name == "brpoplpush") {
+    w.Null();
+  } else {
+    w.NullArray();
+  }
+  return out;
+}
+
+}  // namespace
+
+void Worker::Park(Job& job) {
+  Session& s = *job.session;
+  Command& c = job.commands[0];
+  s.park_slots = shared_.locks.SlotsOf(KeysOf(*c.spec, c.Views()));
+  s.park_epochs.clear();
+  for (uint32_t slot : s.park_slots) s.park_epochs.push_back(shared_.locks.Epoch(slot));
+  if (!s.park_started) {
+    s.park_started = true;
+    s.park_deadline_ms = DeadlineOf(c, NowMs());
+  }
+  s.queue.push_front(std::move(c));
+  s.parked = true;
+  ++parked_here_;
+  ++shared_.parked;
+}
+
+void Worker::Unpark(Session& s) {
+  s.parked = false;
+  --parked_here_;
+  --shared_.parked;
+}
+
+int Worker::CheckParked() {
+  const uint64_t now = NowMs();
+  uint64_t next = 0;
+  for (auto& [fd, sp] : sessions_) {
+    Session& s = *sp;
+    if (!s.parked) continue;
+    bool written = false;
+    for (size_t i = 0; i < s.park_slots.size(); ++i) {
+      written = written || shared_.locks.Epoch(s.park_slots[i]) != s.park_epochs[i];
+    }
+    if (written) {
+      Unpark(s);  // runs again in the next turn
+    } else if (s.park_deadline_ms != 0 && now >= s.park_deadline_ms) {
+      Unpark(s);
+      s.out += TimeoutReply(s.queue.front(), s.protocol);
+      s.queue.pop_front();
+      s.park_started = false;
+    } else if (s.park_deadline_ms != 0 && (next == 0 || s.park_deadline_ms < next)) {
+      next = s.park_deadline_ms;
+    }
+  }
+  if (next == 0) return -1;
+  return static_cast<int>(std::min<uint64_t>(next - now, 1000));
+}
+
+void Worker::WakeParked() {
+  const uint64_t one = 1;
+  for (int fd : shared_.wake_fds) (void)!::write(fd, &one, sizeof(one));
+}
+
+}  // namespace rampart::proxy

@@ -1,0 +1,71 @@
+// Private to the worker (worker_take.cc, worker_turn.cc): a Job — one data
+// command, or an EXEC's block, or an answer ready to send — and what a
+// session did in the turn so far.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "proxy/data_view.h"
+#include "proxy/lock_table.h"
+#include "proxy/session.h"
+#include "proxy/worker.h"
+
+namespace rampart::proxy {
+
+struct Worker::Job {
+  Session* session = nullptr;
+  enum class Kind { kDone, kRead, kWrite, kServer, kParked };
+  // kDone: `reply` is the answer already; kParked: a blocking command found
+  // nothing to pop and waits (Session::parked) — no reply.
+  Kind kind = Kind::kDone;
+  std::vector<Command> commands;
+  bool multi = false;  // an EXEC: the replies form an array
+  bool watch = false;  // a WATCH: records the versions of its keys
+  // An EXEC after WATCH: the watched keys as watched. Their versions are read
+  // with the block's keys; EXEC answers a null array if one changed.
+  std::vector<Session::Watched> watch_check;
+  std::vector<std::string_view> keys;  // every key to read/lock (views into commands, watch_check)
+  bool needs_read = false;
+  std::vector<uint32_t> locks;  // held lock-table slots
+  LockTable::Mode lock_mode = LockTable::Mode::kExclusive;
+  std::string reply;
+  std::optional<DataView> view;
+  uint64_t seed = 0;  // of the view's Random(): the same in every read round
+  // Keys the commands asked for beyond the declared ones (collection pages),
+  // read from the second round on.
+  std::vector<std::string> extra_keys;
+  int read_rounds = 0;
+  uint64_t read_ts = 0;  // of the last read round
+  int attempts = 0;
+  // Read-modify-writes of other sessions that wanted this job's locks in
+  // the same turn: they run after this job's commands, on its view, and
+  // their writes leave with its write set (each keeps its own reply).
+  // Their `locks` are empty (this job holds them) and they have no
+  // followers of their own.
+  std::vector<Job> followers;
+
+  // Whether another read-modify-write may follow this one (see followers):
+  // one command, no WATCH, nothing that may block.
+  bool Joinable() const;
+};
+
+// What a session did in this turn so far.
+struct TurnState {
+  bool wrote = false;  // a write was taken
+  bool rmw = false;    // a read-modify-write was taken
+};
+
+// Read rounds a job may take: a collection's tree depth plus a merge's
+// sibling, with room for a concurrent change of a read-only job's keys.
+inline constexpr int kMaxReadRounds = 10;
+// Followers one job may take in a turn: bounds a turn's write set (each
+// follower's reply waits for the whole group).
+inline constexpr size_t kMaxFollowers = 64;
+
+// "-message\r\n".
+std::string ErrorReply(std::string_view message);
+
+}  // namespace rampart::proxy

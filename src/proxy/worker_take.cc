@@ -1,0 +1,279 @@
+// Taking a turn's jobs from the sessions. The ordering rules (docs/proxy.md,
+// "A turn"):
+//  - a session's commands are taken in order, and a command that must see an
+//    earlier one's write waits for the next turn: a read or a
+//    read-modify-write never follows a write of the same session in a turn,
+//    and nothing follows a read-modify-write or a whole-store command;
+//  - every write holds its keys' locks (LockTable) from before its read until
+//    its write is done — exclusively for a read-modify-write, shared for a
+//    blind write; a command whose lock is taken waits for a later turn. Blind
+//    writes of one key in one turn (shared) keep their order through the
+//    timestamps RunBatch draws in batch order.
+//  - a MULTI block that writes is one job: with reads (or WATCH) it reads
+//    first and holds its keys exclusively, like a read-modify-write.
+#include <cctype>
+
+#include "proxy/internal_keys.h"
+#include "proxy/worker_job.h"
+
+namespace rampart::proxy {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+// Redis's wording: ERR unknown command 'foo', with args beginning with: 'a' 'b'
+std::string UnknownCommand(const Command& c) {
+  std::string msg = StrCat("ERR unknown command '", c.args[0].substr(0, 128), "', with args beginning with: ");
+  for (size_t n = 1; n < c.args.size() && msg.size() < 512; ++n) {
+    msg += StrCat("'", c.args[n].substr(0, 128), "' ");
+  }
+  return msg;
+}
+
+}  // namespace
+
+std::string ErrorReply(std::string_view message) {
+  std::string out;
+  resp::Writer(&out).Error(message);
+  return out;
+}
+
+bool Worker::Job::Joinable() const {
+  if (multi || watch || !watch_check.empty() || commands.size() != 1) return false;
+  const std::string_view name = commands[0].spec->name;
+  return name != "blpop" && name != "brpop" && name != "blmove" && name != "brpoplpush";
+}
+
+std::vector<Worker::Job> Worker::TakeJobs() {
+  std::vector<Job> jobs;
+  blocked_on_locks_ = false;
+  turn_owners_.clear();
+  if (order_.empty()) return jobs;
+  const size_t max = shared_.config.proxy.batch_max_commands;
+  const size_t start = next_first_++ % order_.size();
+  for (size_t n = 0; n < order_.size() && jobs.size() < max; ++n) {
+    Session& s = *sessions_.at(order_[(start + n) % order_.size()]);
+    if (!Runnable(s)) continue;
+    TurnState state;
+    while (!s.queue.empty() && !s.parked && jobs.size() < max && TakeCommand(s, jobs, state)) {
+    }
+  }
+  return jobs;
+}
+
+std::string Worker::CheckCommand(const Session& s, const Command& c) const {
+  const std::string name = c.spec != nullptr ? std::string(c.spec->name) : Lower(c.args[0]);
+  if (!s.authenticated && name != "auth" && name != "hello" && name != "quit") {
+    return "NOAUTH Authentication required.";
+  }
+  if (c.spec == nullptr) return UnknownCommand(c);
+  const std::vector<std::string_view> views = c.Views();
+  if (std::string arity = CheckArity(*c.spec, views); !arity.empty()) return arity;
+  // A collection's pages live at the key plus kPageKeyOverhead bytes.
+  const uint64_t max_key = shared_.config.kv.max_key_bytes - kPageKeyOverhead;
+  for (std::string_view key : KeysOf(*c.spec, views)) {
+    if (key.empty()) return "ERR rampart: empty keys are not supported";
+    if (key.size() > max_key) {
+      return StrCat("ERR rampart: a key of ", key.size(), " bytes is longer than kv.max_key_bytes (",
+                    shared_.config.kv.max_key_bytes, ") less the ", kPageKeyOverhead,
+                    " bytes the proxy adds to name a collection's pages");
+    }
+    if (key.starts_with(kInternalPrefix)) {
+      return "ERR rampart: keys starting with the bytes 00 01 are reserved for collection pages";
+    }
+  }
+  return "";
+}
+
+void Worker::Answer(Session& s, std::vector<Job>& jobs, std::string reply) {
+  Job j;
+  j.session = &s;
+  j.reply = std::move(reply);
+  jobs.push_back(std::move(j));
+  s.queue.pop_front();
+}
+
+bool Worker::Refuse(Session& s, std::vector<Job>& jobs, std::string_view message) {
+  if (s.in_multi) s.multi_failed = true;  // EXEC will abort
+  Answer(s, jobs, ErrorReply(message));
+  return true;
+}
+
+// Takes the session's next command into `jobs` (or answers it at once).
+// Returns false when the session gives no more commands this turn.
+bool Worker::TakeCommand(Session& s, std::vector<Job>& jobs, TurnState& state) {
+  Command& c = s.queue.front();
+  if (!c.protocol_error.empty()) {
+    Answer(s, jobs, ErrorReply(c.protocol_error));
+    s.queue.clear();
+    return false;
+  }
+  if (std::string error = CheckCommand(s, c); !error.empty()) return Refuse(s, jobs, error);
+  const CommandKind kind = c.spec->kind;
+  const std::string_view name = c.spec->name;
+  if (s.in_multi && name == "watch") {  // refused, but EXEC still runs the block
+    Answer(s, jobs, ErrorReply("ERR WATCH inside MULTI is not allowed"));
+    return true;
+  }
+  if (s.in_multi && kind != CommandKind::kTransaction && name != "quit") {
+    if (kind == CommandKind::kConnection || kind == CommandKind::kServer) {
+      return Refuse(s, jobs, StrCat("ERR rampart: ", name, " inside MULTI is not supported"));
+    }
+    s.multi.push_back(std::move(c));
+    Answer(s, jobs, "+QUEUED\r\n");
+    return true;
+  }
+  switch (kind) {
+    case CommandKind::kConnection: {
+      std::string reply;
+      ConnectionCommand(s, c, reply);
+      Answer(s, jobs, std::move(reply));
+      if (s.closing) s.queue.clear();  // QUIT
+      return !s.closing;
+    }
+    case CommandKind::kServer: {
+      // Runs after the turn's transactions, so it sees this session's
+      // earlier writes; what follows it waits for the next turn.
+      Job j;
+      j.session = &s;
+      j.kind = Job::Kind::kServer;
+      j.commands.push_back(std::move(c));
+      s.queue.pop_front();
+      jobs.push_back(std::move(j));
+      return false;
+    }
+    case CommandKind::kTransaction:
+      return TakeTransaction(s, jobs, state);
+    case CommandKind::kRead:
+    case CommandKind::kWrite: {
+      std::vector<Command> block;
+      block.push_back(std::move(c));
+      return TakeDataJob(s, std::move(block), /*multi=*/false, jobs, state);
+    }
+  }
+  return true;
+}
+
+// MULTI, EXEC, DISCARD.
+bool Worker::TakeTransaction(Session& s, std::vector<Job>& jobs, TurnState& state) {
+  const std::string_view name = s.queue.front().spec->name;
+  if (name == "multi") {
+    if (s.in_multi) {
+      Answer(s, jobs, ErrorReply("ERR MULTI calls can not be nested"));
+    } else {
+      s.in_multi = true;
+      Answer(s, jobs, "+OK\r\n");
+    }
+    return true;
+  }
+  if (!s.in_multi) {
+    Answer(s, jobs, ErrorReply(StrCat("ERR ", name == "exec" ? "EXEC" : "DISCARD", " without MULTI")));
+    return true;
+  }
+  const bool aborted = name == "exec" && s.multi_failed;
+  if (name == "discard" || aborted || (s.multi.empty() && s.watched.empty())) {
+    s.in_multi = s.multi_failed = false;
+    s.multi.clear();
+    s.watched.clear();
+    Answer(s, jobs, aborted              ? ErrorReply("EXECABORT Transaction discarded because of previous errors.")
+                    : name == "exec"     ? std::string("*0\r\n")
+                                         : std::string("+OK\r\n"));
+    return true;
+  }
+  std::vector<Command> block = std::move(s.multi);
+  s.multi.clear();
+  return TakeDataJob(s, std::move(block), /*multi=*/true, jobs, state);
+}
+
+// A data job: one command or an EXEC's block (then `s.queue.front()` is the
+// EXEC). Returns false, leaving the session as it was, when the job must
+// wait for a later turn.
+bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std::vector<Job>& jobs,
+                         TurnState& state) {
+  Job j;
+  j.session = &s;
+  j.multi = multi;
+  j.commands = std::move(block);
+  bool reads = false, writes = false;
+  for (const Command& cmd : j.commands) {
+    const auto v = cmd.Views();
+    for (std::string_view k : KeysOf(*cmd.spec, v)) j.keys.push_back(k);
+    if (cmd.spec->kind == CommandKind::kRead) {
+      reads = true;
+    } else {
+      writes = true;
+      j.needs_read = j.needs_read || NeedsRead(*cmd.spec, v);
+    }
+  }
+  j.watch = !multi && j.commands[0].spec->name == "watch";
+  if (multi && !s.watched.empty()) {
+    j.watch_check = s.watched;
+    for (const Session::Watched& w : j.watch_check) j.keys.push_back(w.key);
+    reads = true;
+  }
+  j.needs_read = j.needs_read || (reads && writes);
+  auto put_back = [&] {  // not this turn: the block (or command) returns to the session
+    if (multi) {
+      s.multi = std::move(j.commands);
+    } else {
+      s.queue.front() = std::move(j.commands[0]);
+    }
+    return false;
+  };
+  if (!writes) {
+    if (state.wrote) return put_back();
+    j.kind = Job::Kind::kRead;
+  } else {
+    if (state.rmw || (j.needs_read && state.wrote)) return put_back();
+    j.locks = shared_.locks.SlotsOf(j.keys);
+    j.lock_mode = j.needs_read ? LockTable::Mode::kExclusive : LockTable::Mode::kShared;
+    j.kind = Job::Kind::kWrite;
+    if (!shared_.locks.TryLock(j.locks, j.lock_mode)) {
+      Job* leader = LeaderFor(j, jobs);
+      if (leader == nullptr) {
+        ++shared_.lock_waits;
+        blocked_on_locks_ = true;
+        return put_back();
+      }
+      j.locks.clear();
+      state.wrote = state.rmw = true;
+      s.queue.pop_front();
+      leader->followers.push_back(std::move(j));
+      return true;
+    }
+    if (j.needs_read) {
+      for (uint32_t slot : j.locks) turn_owners_[slot] = jobs.size();
+    }
+    state.wrote = true;
+    state.rmw = state.rmw || j.needs_read;
+  }
+  if (multi) {
+    s.in_multi = false;
+    s.watched.clear();
+  }
+  s.queue.pop_front();  // the command, or EXEC
+  jobs.push_back(std::move(j));
+  return true;
+}
+
+// The read-modify-write of this turn that holds every lock `j` wants, if
+// both can run as one (Job::followers), else nullptr.
+Worker::Job* Worker::LeaderFor(const Job& j, std::vector<Job>& jobs) {
+  if (!j.needs_read || !j.Joinable() || j.locks.empty()) return nullptr;
+  auto first = turn_owners_.find(j.locks[0]);
+  if (first == turn_owners_.end()) return nullptr;
+  for (uint32_t slot : j.locks) {
+    auto it = turn_owners_.find(slot);
+    if (it == turn_owners_.end() || it->second != first->second) return nullptr;
+  }
+  Job& leader = jobs[first->second];
+  if (!leader.Joinable() || leader.followers.size() >= kMaxFollowers) return nullptr;
+  ++shared_.joined;
+  return &leader;
+}
+
+}  // namespace rampart::proxy
