@@ -1,9 +1,11 @@
-"""Helpers shared by the proxy's test modules (test_proxy.py,
-test_proxy_protocol.py): redis-py clients of a target, raw RESP on a socket,
-the per-test key prefix, and Java's String.hashCode/Double.toString as YCSB's
-redis binding uses them.
+"""Helpers shared by the proxy's test modules (test_proxy*.py): redis-py
+clients of a target, raw RESP on a socket and the text of its error replies,
+the per-test key prefix, Redis's rank-range rules on a Python list, SCAN-like
+iterations to cursor 0, threads whose result or error a test collects, and
+Java's String.hashCode/Double.toString as YCSB's redis binding uses them.
 """
 import socket
+import threading
 import time
 
 import pytest
@@ -150,6 +152,65 @@ class Raw:
                 return b"".join(chunks), True
             chunks.append(chunk)
         return b"".join(chunks), False
+
+
+def error_text(reply):
+    """The text of an error reply of Raw.call (the reply must be one)."""
+    assert isinstance(reply, RespError), f"expected an error reply, got {reply!r}"
+    return str(reply)
+
+
+def rank_slice(items, start, stop):
+    """Redis's rank range rules (LRANGE, ZRANGE start stop) on a Python list:
+    negative indexes count from the end, start is clamped to 0 and stop to
+    the last item; [] when nothing is left."""
+    n = len(items)
+    if start < 0:
+        start += n
+    if stop < 0:
+        stop += n
+    start = max(start, 0)
+    if start > stop or start >= n:
+        return []
+    return items[start:min(stop, n - 1) + 1]
+
+
+def scan_chunks(scan, k, max_calls=10_000, **kw):
+    """Every reply of one full iteration (bounded) of a SCAN-like command:
+    scan is a redis-py method such as r.sscan, called as scan(k, cursor, **kw)
+    and answering (cursor, chunk); the chunk of each call, in order."""
+    cursor, chunks = 0, []
+    for _ in range(max_calls):
+        cursor, chunk = scan(k, cursor, **kw)
+        chunks.append(chunk)
+        if cursor == 0:
+            return chunks
+    raise AssertionError(f"{scan.__name__.upper()} did not reach cursor 0 in {max_calls} calls")
+
+
+def in_thread(fn):
+    """Runs fn() on a thread; returns (thread, result dict) with "value" or
+    "error" once it is done."""
+    out = {}
+
+    def run():
+        try:
+            out["value"] = fn()
+        except BaseException as e:  # noqa: BLE001 (the test looks at it; pytest.fail too)
+            out["error"] = e
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t, out
+
+
+def joined(t, out, timeout=10.0):
+    """Joins t (bounded) and returns its value, re-raising its error."""
+    t.join(timeout)
+    assert not t.is_alive(), f"thread still running after {timeout} s"
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
 
 
 def pairs(flat):

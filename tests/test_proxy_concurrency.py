@@ -16,39 +16,42 @@ these expectations were validated against, 7.0.15) and the proxy of a
 Every loop is bounded in time and count, every thread joined (bounded).
 """
 import random
-import threading
 import time
 
 import pytest
 import redis
 
-from proxy_helpers import Raw, RespError, client, key, r  # noqa: F401
+from proxy_helpers import Raw, RespError, client, in_thread, joined, key, r  # noqa: F401
 
 JOIN_TIMEOUT_S = 120
 
 
 def run_threads(fns, timeout=JOIN_TIMEOUT_S):
     """Runs each fn() on a thread of its own, joins them all (bounded) and
-    returns their results in order; an exception in any is re-raised."""
-    results, errors = [None] * len(fns), []
-
-    def run(i, fn):
-        try:
-            results[i] = fn()
-        except BaseException as e:  # noqa: BLE001 (re-raised below)
-            errors.append(e)
-
-    threads = [threading.Thread(target=run, args=(i, fn), daemon=True)
-               for i, fn in enumerate(fns)]
-    for t in threads:
-        t.start()
+    returns their results in order; an exception in any is re-raised (the
+    first in fns' order)."""
+    runs = [in_thread(fn) for fn in fns]
     deadline = time.monotonic() + timeout
-    for t in threads:
+    for t, _ in runs:
         t.join(max(0.0, deadline - time.monotonic()))
-    assert not any(t.is_alive() for t in threads), f"threads still running after {timeout} s"
-    if errors:
-        raise errors[0]
-    return results
+    assert not any(t.is_alive() for t, _ in runs), f"threads still running after {timeout} s"
+    return [joined(t, out, timeout=0) for t, out in runs]
+
+
+def exec_aborts(p, k, value):
+    """MULTI on the watching pipeline p, SET k value queued: the EXEC must be
+    aborted (redis-py's WatchError)."""
+    p.multi()
+    p.set(k, value)
+    with pytest.raises(redis.WatchError):
+        p.execute()
+
+
+def incr_in_multi(c, n):
+    """MULTI, INCR n, EXEC on the Raw connection c: EXEC's reply."""
+    assert c.call("MULTI") == b"OK"
+    assert c.call("INCR", n) == b"QUEUED"
+    return c.call("EXEC")
 
 
 # ---------------------------------------------------------------------------
@@ -107,10 +110,7 @@ def test_watch_change_aborts_exec(redis_target, r, key):
             p.watch(k)
             assert p.get(k) == "1"  # immediate mode while watching
             other.set(k, "changed")
-            p.multi()
-            p.set(k, "mine")
-            with pytest.raises(redis.WatchError):
-                p.execute()
+            exec_aborts(p, k, "mine")
         assert r.get(k) == "changed"
     finally:
         other.close()
@@ -126,9 +126,7 @@ def test_watch_exec_nil_raw(redis_target, key):
         c.send(b"*1\r\n$4\r\nEXEC\r\n")
         assert c.line() == b"*-1"  # a nil array: nothing ran
         assert c.call("GET", n) is None
-        assert c.call("MULTI") == b"OK"  # EXEC forgot the watch
-        assert c.call("INCR", n) == b"QUEUED"
-        assert c.call("EXEC") == [1]
+        assert incr_in_multi(c, n) == [1]  # EXEC forgot the watch
 
 
 def test_watch_unchanged_runs(redis_target, r, key):
@@ -172,10 +170,7 @@ def test_watch_sees_every_kind_of_change(redis_target, r, key, change):
         with r.pipeline() as p:
             p.watch(k)
             act[change]()
-            p.multi()
-            p.set(key("marker"), "ran")
-            with pytest.raises(redis.WatchError):
-                p.execute()
+            exec_aborts(p, key("marker"), "ran")
         assert r.get(key("marker")) is None
     finally:
         other.close()
@@ -187,10 +182,7 @@ def test_watch_own_write_aborts(r, key):
     with r.pipeline() as p:
         p.watch(k)
         p.set(k, "own")  # immediate mode: runs now
-        p.multi()
-        p.set(key("marker"), "ran")
-        with pytest.raises(redis.WatchError):
-            p.execute()
+        exec_aborts(p, key("marker"), "ran")
     assert r.get(key("marker")) is None
 
 
@@ -201,18 +193,12 @@ def test_watch_several_keys(redis_target, r, key):
         with r.pipeline() as p:
             p.watch(a, b, c)
             other.sadd(b, "x")
-            p.multi()
-            p.set(key("marker"), "ran")
-            with pytest.raises(redis.WatchError):
-                p.execute()
+            exec_aborts(p, key("marker"), "ran")
         with r.pipeline() as p:  # watched one after the other
             p.watch(a)
             p.watch(c)
             other.hset(c, "f", "v")
-            p.multi()
-            p.set(key("marker"), "ran")
-            with pytest.raises(redis.WatchError):
-                p.execute()
+            exec_aborts(p, key("marker"), "ran")
         assert r.get(key("marker")) is None
     finally:
         other.close()
@@ -224,27 +210,19 @@ def test_unwatch_and_discard_forget_watches(redis_target, key):
         assert c.call("WATCH", k) == b"OK"
         other.call("SET", k, "1")
         assert c.call("UNWATCH") == b"OK"
-        assert c.call("MULTI") == b"OK"
-        assert c.call("INCR", n) == b"QUEUED"
-        assert c.call("EXEC") == [1]  # the change came before UNWATCH: no matter
+        assert incr_in_multi(c, n) == [1]  # the change came before UNWATCH: no matter
 
         assert c.call("WATCH", k) == b"OK"
         assert c.call("MULTI") == b"OK"
         assert c.call("DISCARD") == b"OK"
         other.call("SET", k, "2")  # after DISCARD: not watched any more
-        assert c.call("MULTI") == b"OK"
-        assert c.call("INCR", n) == b"QUEUED"
-        assert c.call("EXEC") == [2]
+        assert incr_in_multi(c, n) == [2]
 
         assert c.call("UNWATCH") == b"OK"  # without watches: fine
         assert c.call("WATCH", k) == b"OK"
-        assert c.call("MULTI") == b"OK"
-        assert c.call("INCR", n) == b"QUEUED"
-        assert c.call("EXEC") == [3]
+        assert incr_in_multi(c, n) == [3]
         other.call("SET", k, "3")  # after EXEC: not watched any more
-        assert c.call("MULTI") == b"OK"
-        assert c.call("INCR", n) == b"QUEUED"
-        assert c.call("EXEC") == [4]
+        assert incr_in_multi(c, n) == [4]
 
 
 def test_watch_inside_multi_refused(redis_target, key):

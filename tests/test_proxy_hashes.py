@@ -14,26 +14,18 @@ import random
 import pytest
 import redis
 
-from proxy_helpers import Raw, RespError, key, r, rb  # noqa: F401
-
-
-def error_text(reply):
-    """The text of an error reply of Raw.call (the reply must be one)."""
-    assert isinstance(reply, RespError), f"expected an error reply, got {reply!r}"
-    return str(reply)
+from proxy_helpers import Raw, error_text, key, r, rb, scan_chunks  # noqa: F401
 
 
 def hscan_all(r, h, max_calls=10_000, **kw):
-    """The field -> value pairs of one full HSCAN iteration (bounded)."""
-    cursor, out = 0, {}
-    for _ in range(max_calls):
-        cursor, chunk = r.hscan(h, cursor, **kw)
+    """The field -> value pairs of one full HSCAN iteration (bounded); a
+    field returned again must come with the same value."""
+    out = {}
+    for chunk in scan_chunks(r.hscan, h, max_calls, **kw):
         for field, value in chunk.items():
             assert out.get(field, value) == value, field
             out[field] = value
-        if cursor == 0:
-            return out
-    raise AssertionError(f"HSCAN did not reach cursor 0 in {max_calls} calls")
+    return out
 
 
 # ---------------------------------------------------------------------------

@@ -11,34 +11,15 @@ these expectations were validated against, 7.0.15) and the proxy of a
 Blocking tests use short timeouts (0.2 s) and bound every wait and join.
 """
 import random
-import threading
 import time
 
 import pytest
 import redis
 
-from proxy_helpers import Raw, RespError, client, key, r, rb  # noqa: F401
+from proxy_helpers import (Raw, client, error_text, in_thread, joined, key, r,  # noqa: F401
+                           rank_slice, rb)
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
-
-
-def error_text(reply):
-    """The text of an error reply of Raw.call (the reply must be one)."""
-    assert isinstance(reply, RespError), f"expected an error reply, got {reply!r}"
-    return str(reply)
-
-
-def lrange_model(model, start, stop):
-    """LRANGE's index rules on a Python list."""
-    n = len(model)
-    if start < 0:
-        start += n
-    if stop < 0:
-        stop += n
-    start = max(start, 0)
-    if start > stop or start >= n:
-        return []
-    return model[start:min(stop, n - 1) + 1]
 
 
 def lrem_model(model, count, value):
@@ -51,31 +32,6 @@ def lrem_model(model, count, value):
     for i in sorted(positions, reverse=True):
         del model[i]
     return len(positions)
-
-
-def in_thread(fn):
-    """Runs fn() on a thread; returns (thread, result dict) with "value" or
-    "error" once it is done."""
-    out = {}
-
-    def run():
-        try:
-            out["value"] = fn()
-        except Exception as e:  # noqa: BLE001 (the test looks at it)
-            out["error"] = e
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    return t, out
-
-
-def joined(t, out, timeout=10.0):
-    """Joins t (bounded) and returns its value, re-raising its error."""
-    t.join(timeout)
-    assert not t.is_alive(), f"thread still running after {timeout} s"
-    if "error" in out:
-        raise out["error"]
-    return out["value"]
 
 
 # ---------------------------------------------------------------------------
@@ -166,7 +122,7 @@ def test_lrange(r, key):
              (3, 100), (-3, 2), (-6, 0), (0, -6), (4, 4), (-5, -5)]
     model = list("abcde")
     for start, stop in cases:
-        assert r.lrange(k, start, stop) == lrange_model(model, start, stop), (start, stop)
+        assert r.lrange(k, start, stop) == rank_slice(model, start, stop), (start, stop)
     assert r.lrange(key("missing"), 0, -1) == []
     with pytest.raises(redis.ResponseError, match="value is not an integer"):
         r.execute_command("LRANGE", k, "a", "1")
@@ -244,7 +200,7 @@ def test_ltrim(r, key):
         r.delete(k)
         r.rpush(k, *"abcde")
         assert r.ltrim(k, start, stop) is True
-        expected = lrange_model(list("abcde"), start, stop)
+        expected = rank_slice(list("abcde"), start, stop)
         assert r.lrange(k, 0, -1) == expected, (start, stop)
         assert r.exists(k) == (1 if expected else 0), (start, stop)  # emptied: gone
     assert r.ltrim(key("missing"), 0, 1) is True
@@ -560,7 +516,7 @@ def test_large_list_reads(r, key):
     for start, stop in slices:
         p.lrange(k, start, stop)
     for (start, stop), got in zip(slices, p.execute()):
-        assert got == lrange_model(model, start, stop), (start, stop)
+        assert got == rank_slice(model, start, stop), (start, stop)
     positions = [0, 1, 4999, 5000, -1, -5000, -5001] + \
         [rng.randrange(-5000, 5000) for _ in range(300)]
     p = r.pipeline(transaction=False)
@@ -608,7 +564,7 @@ def test_large_list_edits(r, key):
         assert r.lmove(k, k, "LEFT", "RIGHT") == model[0]
         model.append(model.pop(0))
     assert r.ltrim(k, 1000, -1001) is True
-    model = lrange_model(model, 1000, -1001)
+    model = rank_slice(model, 1000, -1001)
     assert r.llen(k) == len(model)
     assert r.lrange(k, 0, -1) == model
     p = r.pipeline(transaction=False)

@@ -15,25 +15,13 @@ import random
 import pytest
 import redis
 
-from proxy_helpers import Raw, RespError, key, r, rb  # noqa: F401
-
-
-def error_text(reply):
-    """The text of an error reply of Raw.call (the reply must be one)."""
-    assert isinstance(reply, RespError), f"expected an error reply, got {reply!r}"
-    return str(reply)
+from proxy_helpers import Raw, error_text, key, r, rb, scan_chunks  # noqa: F401
 
 
 def sscan_all(r, k, max_calls=10_000, **kw):
     """Every SSCAN reply of one full iteration (bounded): a list of the
     members of each call, in order."""
-    cursor, chunks = 0, []
-    for _ in range(max_calls):
-        cursor, members = r.sscan(k, cursor, **kw)
-        chunks.append(members)
-        if cursor == 0:
-            return chunks
-    raise AssertionError(f"SSCAN did not reach cursor 0 in {max_calls} calls")
+    return scan_chunks(r.sscan, k, max_calls, **kw)
 
 
 # ---------------------------------------------------------------------------

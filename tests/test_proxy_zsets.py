@@ -21,34 +21,15 @@ import random
 import pytest
 import redis
 
-from proxy_helpers import Raw, RespError, key, r  # noqa: F401
+from proxy_helpers import Raw, error_text, key, r, rank_slice, scan_chunks  # noqa: F401
 
 INF = float("inf")
-
-
-def error_text(reply):
-    """The text of an error reply of Raw.call (the reply must be one)."""
-    assert isinstance(reply, RespError), f"expected an error reply, got {reply!r}"
-    return str(reply)
 
 
 def scored(flat):
     """A flat [member, score, ...] reply (score strings) as [(member, float)]."""
     assert len(flat) % 2 == 0, flat
     return [(m, float(s)) for m, s in zip(flat[0::2], flat[1::2])]
-
-
-def rank_slice(items, start, stop):
-    """Rank range rules (ZRANGE start stop) on a Python list."""
-    n = len(items)
-    if start < 0:
-        start += n
-    if stop < 0:
-        stop += n
-    start = max(start, 0)
-    if start > stop or start >= n:
-        return []
-    return items[start:min(stop, n - 1) + 1]
 
 
 def score_bound(text):
@@ -543,13 +524,8 @@ def test_zrangestore(r, key):
 # ZSCAN, wrong types
 
 def zscan_all(r, z, max_calls=10_000, **kw):
-    cursor, out = 0, []
-    for _ in range(max_calls):
-        cursor, pairs = r.zscan(z, cursor, **kw)
-        out.extend(pairs)
-        if cursor == 0:
-            return out
-    raise AssertionError(f"ZSCAN did not reach cursor 0 in {max_calls} calls")
+    """The (member, score) pairs of one full ZSCAN iteration (bounded), in order."""
+    return [pair for chunk in scan_chunks(r.zscan, z, max_calls, **kw) for pair in chunk]
 
 
 def test_zscan(r, key):
@@ -599,6 +575,24 @@ def test_wrongtype(r, key):
 # ---------------------------------------------------------------------------
 # Large sorted sets, against a Python model
 
+def check_ranges(r, z, ranges, by, expected_of, offset, count):
+    """For each (lo, hi) of ranges, pipelined: ZRANGEBY<by> lo hi, its count
+    (ZCOUNT, ZLEXCOUNT) and ZREVRANGEBY<by> hi lo LIMIT offset count, checked
+    against expected_of(lo, hi), the members within the range in order."""
+    count_command = {"SCORE": "ZCOUNT", "LEX": "ZLEXCOUNT"}[by]
+    p = r.pipeline(transaction=False)
+    for lo, hi in ranges:
+        p.execute_command(f"ZRANGEBY{by}", z, lo, hi)
+        p.execute_command(count_command, z, lo, hi)
+        p.execute_command(f"ZREVRANGEBY{by}", z, hi, lo, "LIMIT", offset, count)
+    got = p.execute()
+    for i, (lo, hi) in enumerate(ranges):
+        expected = expected_of(lo, hi)
+        assert got[3 * i] == expected, (lo, hi)
+        assert got[3 * i + 1] == len(expected), (lo, hi)
+        assert got[3 * i + 2] == expected[::-1][offset:offset + count], (lo, hi)
+
+
 def zadd_many(r, z, mapping, batch=500):
     items = list(mapping.items())
     p = r.pipeline(transaction=False)
@@ -643,17 +637,9 @@ def test_large_zset_ranks_and_scores(r, key):
     for _ in range(20):
         lo, hi = sorted(rng.randrange(-1100, 1100) / 4 for _ in range(2))
         ranges.append((rng.choice(["", "("]) + str(lo), rng.choice(["", "("]) + str(hi)))
-    p = r.pipeline(transaction=False)
-    for lo, hi in ranges:
-        p.execute_command("ZRANGEBYSCORE", z, lo, hi)
-        p.zcount(z, lo, hi)
-        p.execute_command("ZREVRANGEBYSCORE", z, hi, lo, "LIMIT", 3, 50)
-    got = p.execute()
-    for i, (lo, hi) in enumerate(ranges):
-        expected = [m for m, s in model if in_score_range(s, lo, hi)]
-        assert got[3 * i] == expected, (lo, hi)
-        assert got[3 * i + 1] == len(expected), (lo, hi)
-        assert got[3 * i + 2] == expected[::-1][3:53], (lo, hi)
+    check_ranges(r, z, ranges, "SCORE",
+                 lambda lo, hi: [m for m, s in model if in_score_range(s, lo, hi)],
+                 offset=3, count=50)
     assert scored(r.execute_command("ZRANGE", z, 100, 150, "WITHSCORES")) == model[100:151]
 
 
@@ -706,17 +692,8 @@ def test_large_zset_lex(r, key):
         lo, hi = sorted("".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 5)))
                         for _ in range(2))
         ranges.append((rng.choice("[(") + lo, rng.choice("[(") + hi))
-    p = r.pipeline(transaction=False)
-    for lo, hi in ranges:
-        p.execute_command("ZRANGEBYLEX", z, lo, hi)
-        p.zlexcount(z, lo, hi)
-        p.execute_command("ZREVRANGEBYLEX", z, hi, lo, "LIMIT", 2, 30)
-    got = p.execute()
-    for i, (lo, hi) in enumerate(ranges):
-        expected = [m for m in members if in_lex_range(m, lo, hi)]
-        assert got[3 * i] == expected, (lo, hi)
-        assert got[3 * i + 1] == len(expected), (lo, hi)
-        assert got[3 * i + 2] == expected[::-1][2:32], (lo, hi)
+    check_ranges(r, z, ranges, "LEX",
+                 lambda lo, hi: [m for m in members if in_lex_range(m, lo, hi)], offset=2, count=30)
     lo, hi = "[c", "(e"
     gone = [m for m in members if in_lex_range(m, lo, hi)]
     assert r.zremrangebylex(z, lo, hi) == len(gone) > 0

@@ -202,7 +202,8 @@ struct PartitionExecutor::Impl {
       const PartitionStats st = partition.Stats();
       w.Stats(h.partition, h.request_id,
               wire::PartitionStatsInfo{partition.LiveUserKeys(), st.versions, st.arena.page_bytes,
-                                       st.arena.reserved_bytes, partition.max_ts()});
+                                       st.arena.reserved_bytes, partition.max_ts(),
+                                       partition.LiveKeys() - partition.LiveUserKeys()});
     } else if (std::holds_alternative<wire::FlushRequest>(req.body)) {
       partition.Flush();
       if (redo != nullptr) redo->Flush();

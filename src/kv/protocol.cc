@@ -655,6 +655,7 @@ void ReplyWriter::Stats(uint16_t partition, uint64_t request_id, const Partition
   Put64(out_, stats.used_bytes);
   Put64(out_, stats.reserved_bytes);
   Put64(out_, stats.max_ts);
+  Put64(out_, stats.internal_keys);
   End(at);
 }
 
@@ -755,6 +756,7 @@ Result<Reply> DecodeReply(const ReplyFrame& frame, const ProtocolLimits& limits)
     RAMPART_RETURN_IF_ERROR(r.U64(&st.used_bytes, Field("used bytes")));
     RAMPART_RETURN_IF_ERROR(r.U64(&st.reserved_bytes, Field("reserved bytes")));
     RAMPART_RETURN_IF_ERROR(r.U64(&st.max_ts, Field("max ts")));
+    RAMPART_RETURN_IF_ERROR(r.U64(&st.internal_keys, Field("internal key count")));
   }
   RAMPART_RETURN_IF_ERROR(r.Finish());
   return reply;

@@ -372,6 +372,7 @@ struct PartitionStatsInfo {
   uint64_t used_bytes = 0;      // arena pages in use (slabs and large slots)
   uint64_t reserved_bytes = 0;  // arena extents registered
   uint64_t max_ts = 0;          // largest timestamp prepared (Partition::max_ts)
+  uint64_t internal_keys = 0;   // live internal keys (kInternalKeyPrefix), not in `keys`
 };
 
 // One key of an OK SCAN reply: views into the reply message.

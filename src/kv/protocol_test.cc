@@ -550,7 +550,7 @@ TEST(ProtocolTest, CountAndFlushLayoutNamesAndTruncation) {
 TEST(ProtocolTest, StatsReplyRoundTripAndTruncation) {
   EXPECT_EQ(MsgTypeName(MsgType::kStats), "STATS");
   std::vector<std::byte> rep;
-  ReplyWriter(&rep).Stats(3, 5, PartitionStatsInfo{7, 9, 4096, 64u << 20, 12345});
+  ReplyWriter(&rep).Stats(3, 5, PartitionStatsInfo{7, 9, 4096, 64u << 20, 12345, 11});
   auto replies = DecodeReplies(rep, ProtocolLimits());
   ASSERT_TRUE(replies.ok()) << replies.status().ToString();
   const PartitionStatsInfo& st = (*replies)[0].stats;
@@ -559,8 +559,43 @@ TEST(ProtocolTest, StatsReplyRoundTripAndTruncation) {
   EXPECT_EQ(st.used_bytes, 4096u);
   EXPECT_EQ(st.reserved_bytes, 64u << 20);
   EXPECT_EQ(st.max_ts, 12345u);
+  EXPECT_EQ(st.internal_keys, 11u);
   for (size_t len = 0; len < rep.size(); ++len) {
     EXPECT_FALSE(DecodeReplies(std::span(rep).first(len), ProtocolLimits()).ok()) << len;
+  }
+}
+
+TEST(ProtocolTest, ScanRequestAndReplyRoundTripLimitsAndTruncation) {
+  EXPECT_EQ(MsgTypeName(MsgType::kScan), "SCAN");
+  std::vector<std::byte> req;
+  RequestWriter(&req).Scan(2, 8, ScanRequest{uint64_t{1} << 40, 100, 25});
+  auto requests = DecodeRequests(req, ProtocolLimits());
+  ASSERT_TRUE(requests.ok()) << requests.status().ToString();
+  const auto& scan = std::get<ScanRequest>((*requests)[0].body);
+  EXPECT_EQ(scan.from, uint64_t{1} << 40);
+  EXPECT_EQ(scan.max_keys, 100u);
+  EXPECT_EQ(scan.head_bytes, 25u);
+  for (const ScanRequest& bad : {ScanRequest{0, 0, 8}, ScanRequest{0, 70000, 8}, ScanRequest{0, 8, 257}}) {
+    std::vector<std::byte> m;
+    RequestWriter(&m).Scan(0, 1, bad);
+    EXPECT_FALSE(DecodeRequests(m, ProtocolLimits()).ok()) << bad.max_keys << " " << bad.head_bytes;
+  }
+  for (std::optional<uint64_t> next : {std::optional<uint64_t>(65536), std::optional<uint64_t>()}) {
+    std::vector<std::byte> rep;
+    const std::vector<ScanItem> items = {{"a", "head"}, {std::string_view("\0\1p", 3), ""}};
+    ReplyWriter(&rep).Scan(2, 8, next, items);
+    auto replies = DecodeReplies(rep, ProtocolLimits());
+    ASSERT_TRUE(replies.ok()) << replies.status().ToString();
+    const ScanResult& got = (*replies)[0].scan;
+    EXPECT_EQ(got.done, !next.has_value());
+    if (next.has_value()) EXPECT_EQ(got.next, *next);
+    ASSERT_EQ(got.items.size(), 2u);
+    EXPECT_EQ(got.items[0].key, "a");
+    EXPECT_EQ(got.items[0].head, "head");
+    EXPECT_EQ(got.items[1].key, std::string_view("\0\1p", 3));
+    for (size_t len = 0; len < rep.size(); ++len) {
+      EXPECT_FALSE(DecodeReplies(std::span(rep).first(len), ProtocolLimits()).ok()) << len;
+    }
   }
 }
 

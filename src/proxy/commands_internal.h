@@ -78,7 +78,15 @@ RAMPART_PROXY_APPLY(BLPop);   // commands_blocking.cc
 RAMPART_PROXY_APPLY(BRPop);
 RAMPART_PROXY_APPLY(BLMove);
 RAMPART_PROXY_APPLY(BRPopLPush);
-RAMPART_PROXY_APPLY(Watch);  // replies OK; the worker records the versions it read
+RAMPART_PROXY_APPLY(Watch);
+RAMPART_PROXY_APPLY(Copy);    // commands_copy.cc
+RAMPART_PROXY_APPLY(Rename);  // RENAME, RENAMENX
+RAMPART_PROXY_APPLY(Object);
+std::vector<std::string_view> ObjectKeys(Args args);
+// The sweeper's internal commands (not in the command table).
+RAMPART_PROXY_APPLY(DeleteIfExpired);
+RAMPART_PROXY_APPLY(DeleteStalePages);
+std::vector<std::string_view> SweepPagesKeys(Args args);  // replies OK; the worker records the versions it read
 RAMPART_PROXY_APPLY(HSet);    // HSET, HMSET
 RAMPART_PROXY_APPLY(HGet);
 RAMPART_PROXY_APPLY(HMGet);

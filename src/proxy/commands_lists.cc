@@ -228,6 +228,21 @@ Result<LposOptions> ParseLposOptions(Args args) {
   return o;
 }
 
+// The list and the span of LRANGE's and LTRIM's "key start stop": the
+// indexes are parsed before the key is read; the span is start..stop of the
+// list by RangeOf's rules (nullopt: none, also for no list).
+struct ListSpan {
+  Collection list;
+  std::optional<Span> span;
+};
+Result<ListSpan> OpenListSpan(Args args, DataView& data) {
+  RAMPART_ASSIGN_OR_RETURN(const int64_t start, ParseInt64(args[2]));
+  RAMPART_ASSIGN_OR_RETURN(const int64_t stop, ParseInt64(args[3]));
+  RAMPART_ASSIGN_OR_RETURN(Collection list, OpenList(data, args[1]));
+  const std::optional<Span> span = RangeOf(start, stop, list.size());
+  return ListSpan{std::move(list), span};
+}
+
 }  // namespace
 
 // ---- The cores the blocking pops share -----------------------------------------------
@@ -315,16 +330,12 @@ void LLen(Args args, DataView& data, resp::Writer& out) {
 
 // LRANGE key start stop: the elements start..stop (RangeOf's rules).
 void LRange(Args args, DataView& data, resp::Writer& out) {
-  auto start = ParseInt64(args[2]);
-  if (ReplyIfError(start.status(), out)) return;
-  auto stop = ParseInt64(args[3]);
-  if (ReplyIfError(stop.status(), out)) return;
-  auto list = OpenList(data, args[1]);
-  if (ReplyIfError(list.status(), out)) return;
+  auto range = OpenListSpan(args, data);
+  if (ReplyIfError(range.status(), out)) return;
   std::vector<std::string> elements;
-  if (const auto span = RangeOf(*start, *stop, list->size())) {
+  if (const std::optional<Span>& span = range->span) {
     elements.reserve(span->last - span->first + 1);
-    const Status s = VisitRange(list->tree(), *span, false, [&](uint64_t, std::string_view e) {
+    const Status s = VisitRange(range->list.tree(), *span, false, [&](uint64_t, std::string_view e) {
       elements.emplace_back(e);
       return true;
     });
@@ -413,15 +424,12 @@ void LRem(Args args, DataView& data, resp::Writer& out) {
 // LTRIM key start stop: keeps the elements start..stop (RangeOf's rules),
 // deleting the list when none is left; OK, also without a list.
 void LTrim(Args args, DataView& data, resp::Writer& out) {
-  auto start = ParseInt64(args[2]);
-  if (ReplyIfError(start.status(), out)) return;
-  auto stop = ParseInt64(args[3]);
-  if (ReplyIfError(stop.status(), out)) return;
-  auto list = OpenList(data, args[1]);
-  if (ReplyIfError(list.status(), out)) return;
-  PageTree& tree = list->tree();
+  auto range = OpenListSpan(args, data);
+  if (ReplyIfError(range.status(), out)) return;
+  Collection& list = range->list;
+  PageTree& tree = list.tree();
   const uint64_t size = tree.size();
-  const auto keep = RangeOf(*start, *stop, size);
+  const std::optional<Span>& keep = range->span;
   const uint64_t head = keep.has_value() ? keep->first : size;     // erased before the kept span
   const uint64_t tail = keep.has_value() ? size - keep->last - 1 : 0;  // erased after it
   // Both ranges' pages in the same read rounds.
@@ -430,7 +438,7 @@ void LTrim(Args args, DataView& data, resp::Writer& out) {
   }
   if (ReplyIfError(tree.EraseRange(size - tail, tail), out)) return;
   if (ReplyIfError(tree.EraseRange(0, head), out)) return;
-  if (ReplyIfError(list->Save(), out)) return;
+  if (ReplyIfError(list.Save(), out)) return;
   out.Simple("OK");
 }
 

@@ -13,7 +13,6 @@
 #include <deque>
 #include <limits>
 #include <map>
-#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -21,126 +20,21 @@
 #include <vector>
 
 #include "proxy/collection.h"
+#include "proxy/command_test_util.h"
 #include "proxy/commands.h"
 #include "proxy/data_view.h"
-#include "proxy/resp.h"
 #include "proxy/value_codec.h"
 
 namespace rampart::proxy {
 namespace {
 
-constexpr uint64_t kNow = 1'700'000'000'000;  // every view's clock, unix ms
-// The worker gives up on a command that ran this many times (kMaxReadRounds).
-constexpr int kMaxRuns = 10;
+using namespace rampart::proxy::testing;  // command_test_util.h: replies, Store, kNow, kMaxRuns
 
-// ---- Replies ---------------------------------------------------------------------
-
-const std::string kOk = "+OK\r\n";
-const std::string kNil = "$-1\r\n";       // RESP2 nil bulk
-const std::string kNilArray = "*-1\r\n";  // RESP2 nil array
-const std::string kNull3 = "_\r\n";       // RESP3 null, both
-std::string Line(char type, std::string_view text) {
-  std::string line(1, type);
-  line.append(text).append("\r\n");
-  return line;
-}
-std::string Bulk(std::string_view s) { return Line('$', std::to_string(s.size())).append(s).append("\r\n"); }
-std::string Int(int64_t v) { return Line(':', std::to_string(v)); }
-std::string Arr(size_t n) { return Line('*', std::to_string(n)); }
-std::string Err(std::string_view message) { return Line('-', message); }
-template <typename Strings>
-std::string Bulks(const Strings& elements) {
-  std::string reply = Arr(elements.size());
-  for (const auto& e : elements) reply += Bulk(e);
-  return reply;
-}
-std::string Ints(const std::vector<int64_t>& values) {
-  std::string reply = Arr(values.size());
-  for (int64_t v : values) reply += Int(v);
-  return reply;
-}
-const std::string kWrongTypeReply = Err(kWrongType);
-const std::string kSyntax = Err("ERR syntax error");
-const std::string kNotInteger = Err("ERR value is not an integer or out of range");
-const std::string kNotPositive = Err("ERR value is out of range, must be positive");
-
-// ---- The worker's loop -------------------------------------------------------------
-
-using Store = std::map<std::string, std::string, std::less<>>;
-
-// A store and the worker's way of running a data command on it.
-class Harness {
+// The shared harness (command_test_util.h), with the height of a list's tree.
+class Harness : public CommandHarness {
  public:
-  void Put(std::string_view key, std::string stored) { store_[std::string(key)] = std::move(stored); }
-  const Store& store() const { return store_; }
-
-  // Runs args until it needs no key the view does not hold, each run on a
-  // fresh view seeded with the declared keys and every key the runs before
-  // asked for; stores the last run's writes; its reply.
-  std::string Run(const std::vector<std::string_view>& args, int protocol = 2) {
-    const CommandSpec* spec = FindCommand(args[0]);
-    if (spec == nullptr || spec->apply == nullptr) {
-      ADD_FAILURE() << "not a data command: " << args[0];
-      return "";
-    }
-    EXPECT_EQ(CheckArity(*spec, args), "");
-    std::vector<std::string> keys;
-    for (std::string_view k : KeysOf(*spec, args)) keys.emplace_back(k);
-    ++seed_;
-    for (runs_ = 1; runs_ <= kMaxRuns; ++runs_) {
-      DataView view(kNow, seed_);  // one seed for every run, as the worker does
-      for (const std::string& k : keys) {
-        auto it = store_.find(k);
-        view.Seed(k, it == store_.end() ? std::nullopt : std::optional<std::string>(it->second));
-      }
-      std::string reply;
-      resp::Writer out(&reply);
-      out.SetProtocol(protocol);
-      spec->apply(args, view, out);
-      if (!view.missing().empty()) {
-        keys.insert(keys.end(), view.missing().begin(), view.missing().end());
-        continue;
-      }
-      keys_read_ = keys.size();
-      Commit(view, spec->kind == CommandKind::kRead);
-      return reply;
-    }
-    ADD_FAILURE() << args[0] << " still missing keys after " << kMaxRuns << " runs";
-    return "";
-  }
-  std::string RunStrings(const std::vector<std::string>& args, int protocol = 2) {
-    return Run(std::vector<std::string_view>(args.begin(), args.end()), protocol);
-  }
-
-  int runs() const { return runs_; }               // of the last command
-  size_t keys_read() const { return keys_read_; }  // by the last command's last run
-
   // The height of the list's tree (0: the root is its only node).
-  uint32_t Height(std::string_view key) {
-    DataView view(kNow);
-    for (const auto& [k, stored] : store_) view.Seed(k, stored);
-    auto list = Collection::Open(view, key, ValueType::kList);
-    EXPECT_TRUE(list.ok()) << list.status().ToString();
-    return list.ok() ? list->tree().root().height : 0;
-  }
-
- private:
-  void Commit(const DataView& view, bool read_only) {
-    for (const auto& [key, entry] : view.entries()) {
-      if (!entry.dirty) continue;
-      EXPECT_FALSE(read_only) << "a read command wrote " << key.size() << " bytes of key";
-      if (entry.stored.has_value()) {
-        store_[key] = *entry.stored;
-      } else {
-        store_.erase(key);
-      }
-    }
-  }
-
-  Store store_;
-  uint64_t seed_ = 0;
-  int runs_ = 0;
-  size_t keys_read_ = 0;
+  uint32_t Height(std::string_view key) const { return TreeHeight(key, ValueType::kList); }
 };
 
 // ---- Small lists: replies and errors ---------------------------------------------------
@@ -195,7 +89,7 @@ TEST(ListCommands, PopsWithoutAndWithCount) {
   EXPECT_EQ(h.Run({"RPOP", "k", "5"}), Bulks(std::vector<std::string>{"x"}));
 }
 
-// LRANGE's index rules on a vector (tests/test_proxy_lists.py's lrange_model).
+// LRANGE's index rules on a vector (tests/proxy_helpers.py's rank_slice).
 std::vector<std::string> RangeModel(const std::vector<std::string>& model, int64_t start, int64_t stop) {
   const auto n = static_cast<int64_t>(model.size());
   if (start < 0) start += n;

@@ -11,8 +11,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
-#include <map>
-#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -21,44 +19,21 @@
 
 #include "proxy/collection.h"
 #include "proxy/collection_scan.h"
+#include "proxy/command_test_util.h"
 #include "proxy/commands.h"
 #include "proxy/data_view.h"
 #include "proxy/internal_keys.h"
-#include "proxy/resp.h"
 #include "proxy/value_codec.h"
 
 namespace rampart::proxy {
 namespace {
 
 using namespace std::string_literals;
-
-constexpr uint64_t kNow = 1'700'000'000'000;  // every view's clock, unix ms
-// The worker gives up on a command that ran this many times (kMaxReadRounds).
-constexpr int kMaxRuns = 10;
+using namespace rampart::proxy::testing;  // command_test_util.h: replies, Store, kNow, kMaxRuns
 
 // ---- Replies -----------------------------------------------------------------------
 
-std::string Line(char type, std::string_view text) {
-  std::string line(1, type);
-  line.append(text).append("\r\n");
-  return line;
-}
-std::string Bulk(std::string_view s) { return Line('$', std::to_string(s.size())).append(s).append("\r\n"); }
-std::string Int(int64_t v) { return Line(':', std::to_string(v)); }
-std::string Err(std::string_view message) { return Line('-', message); }
-// An array ('*') or RESP3 set ('~') of bulk strings, in the order given.
-std::string Bulks(const std::vector<std::string>& elements, char type = '*') {
-  std::string reply = Line(type, std::to_string(elements.size()));
-  for (const std::string& e : elements) reply += Bulk(e);
-  return reply;
-}
-const std::string kNil = "$-1\r\n";
-const std::string kNull3 = "_\r\n";
 const std::string kEmpty = "*0\r\n";
-const std::string kWrongTypeReply = Err(kWrongType);
-const std::string kSyntax = Err("ERR syntax error");
-const std::string kNotInteger = Err("ERR value is not an integer or out of range");
-const std::string kNotPositive = Err("ERR value is out of range, must be positive");
 
 // A reply parsed, for the ones whose order or content is random.
 struct Reply {
@@ -103,48 +78,10 @@ std::set<std::string> AsSet(const std::vector<std::string>& v) { return {v.begin
 
 // ---- The worker's loop -------------------------------------------------------------
 
-using Store = std::map<std::string, std::string, std::less<>>;
-
-class Harness {
+// The shared harness (command_test_util.h), with sets' batches, pages and
+// tree height.
+class Harness : public CommandHarness {
  public:
-  const Store& store() const { return store_; }
-
-  // Runs args until it needs no key the view does not hold, each run on a
-  // fresh view seeded with the declared keys and every key the runs before
-  // asked for; stores the last run's writes; its reply.
-  std::string Run(const std::vector<std::string_view>& args, int protocol = 2) {
-    const CommandSpec* spec = FindCommand(args[0]);
-    if (spec == nullptr || spec->apply == nullptr) {
-      ADD_FAILURE() << "not a data command: " << args[0];
-      return "";
-    }
-    EXPECT_EQ(CheckArity(*spec, args), "");
-    std::vector<std::string> keys;
-    for (std::string_view k : KeysOf(*spec, args)) keys.emplace_back(k);
-    ++seed_;
-    for (runs_ = 1; runs_ <= kMaxRuns; ++runs_) {
-      DataView view(kNow, seed_);  // one seed for every run, as the worker does
-      for (const std::string& k : keys) {
-        auto it = store_.find(k);
-        view.Seed(k, it == store_.end() ? std::nullopt : std::optional<std::string>(it->second));
-      }
-      std::string reply;
-      resp::Writer out(&reply);
-      out.SetProtocol(protocol);
-      spec->apply(args, view, out);
-      if (!view.missing().empty()) {
-        keys.insert(keys.end(), view.missing().begin(), view.missing().end());
-        continue;
-      }
-      Commit(view, spec->kind == CommandKind::kRead);
-      return reply;
-    }
-    ADD_FAILURE() << args[0] << " still missing keys after " << kMaxRuns << " runs";
-    return "";
-  }
-  std::string RunStrings(const std::vector<std::string>& args, int protocol = 2) {
-    return Run(std::vector<std::string_view>(args.begin(), args.end()), protocol);
-  }
   // SADD key members... in batches of 500 (as a client pipelines them).
   void AddMany(const std::string& key, const std::vector<std::string>& members) {
     for (size_t from = 0; from < members.size(); from += 500) {
@@ -155,39 +92,14 @@ class Harness {
     }
   }
 
-  int runs() const { return runs_; }  // of the last command
-
   // The pages the store holds for collections at `key`.
   size_t PagesOf(std::string_view key) const {
     size_t pages = 0;
-    for (const auto& [k, stored] : store_) pages += IsInternalKey(k) && ParsePageKey(k).user_key == key;
+    for (const auto& [k, stored] : store()) pages += IsInternalKey(k) && ParsePageKey(k).user_key == key;
     return pages;
   }
   // The height of the set's tree (0: the root is its only node).
-  uint32_t Height(std::string_view key) {
-    DataView view(kNow);
-    for (const auto& [k, stored] : store_) view.Seed(k, stored);
-    auto set = Collection::Open(view, key, ValueType::kPagedSet);
-    EXPECT_TRUE(set.ok()) << set.status().ToString();
-    return set.ok() ? set->tree().root().height : 0;
-  }
-
- private:
-  void Commit(const DataView& view, bool read_only) {
-    for (const auto& [key, entry] : view.entries()) {
-      if (!entry.dirty) continue;
-      EXPECT_FALSE(read_only) << "a read command wrote a key of " << key.size() << " bytes";
-      if (entry.stored.has_value()) {
-        store_[key] = *entry.stored;
-      } else {
-        store_.erase(key);
-      }
-    }
-  }
-
-  Store store_;
-  uint64_t seed_ = 0;
-  int runs_ = 0;
+  uint32_t Height(std::string_view key) const { return TreeHeight(key, ValueType::kPagedSet); }
 };
 
 // Commands and the replies they must give, in order, on one harness.

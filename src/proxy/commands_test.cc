@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "proxy/collection.h"
+#include "proxy/command_test_util.h"
 #include "proxy/data_view.h"
 #include "proxy/resp.h"
 #include "proxy/value_codec.h"
@@ -27,8 +28,8 @@ namespace {
 
 using namespace std::string_literals;
 using namespace std::string_view_literals;
+using namespace rampart::proxy::testing;  // command_test_util.h: replies, Store, kNow
 
-constexpr uint64_t kNow = 1'700'000'000'000;  // every view's clock, unix ms
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
@@ -128,9 +129,6 @@ Writes WritesOf(const DataView& view) {
 
 // ---- Running commands ------------------------------------------------------
 
-// What the read round returned, by key; a key not listed was absent.
-using Store = std::map<std::string, std::string, std::less<>>;
-
 // Applies one data command to `view` as ApplyCommands does; the reply bytes.
 std::string Apply(DataView& view, std::vector<std::string_view> args, int protocol = 2) {
   const CommandSpec* spec = FindCommand(args[0]);
@@ -168,25 +166,6 @@ Ran Exec(const Store& store, std::vector<std::string_view> args, int protocol = 
   r.reply = Apply(r.view, args, protocol);
   return r;
 }
-
-// ---- Replies ---------------------------------------------------------------
-
-const std::string kOk = "+OK\r\n";
-const std::string kNil = "$-1\r\n";  // RESP2
-const std::string kNull3 = "_\r\n";  // RESP3
-std::string Line(char type, std::string_view text) {
-  std::string line(1, type);
-  line.append(text).append("\r\n");
-  return line;
-}
-std::string Bulk(std::string_view s) { return Line('$', std::to_string(s.size())).append(s).append("\r\n"); }
-std::string Int(int64_t v) { return Line(':', std::to_string(v)); }
-std::string Arr(size_t n) { return Line('*', std::to_string(n)); }
-std::string Err(std::string_view message) { return Line('-', message); }
-const std::string kWrongTypeReply = Err(kWrongType);
-const std::string kSyntax = Err("ERR syntax error");
-const std::string kNotInteger = Err("ERR value is not an integer or out of range");
-const std::string kNotFloat = Err("ERR value is not a valid float");
 
 // One command on a store: the reply it must give and the writes it must
 // leave (none unless listed).

@@ -44,6 +44,9 @@ struct Session {
 
   int protocol = 2;
   bool authenticated = false;
+  // The sweeper's session (no socket): its commands name internal keys and
+  // its replies are dropped.
+  bool internal = false;
   std::string name;
   std::string lib_name, lib_version;
 

@@ -107,6 +107,10 @@ void Worker::Run(std::promise<Status> ready) {
                    stats.status().ToString());
     }
   }
+  if (index_ == 0) {
+    sweeper_ = std::make_unique<Session>();
+    sweeper_->internal = sweeper_->authenticated = true;
+  }
   ready.set_value(Status::Ok());
 
   std::vector<epoll_event> events(256);
@@ -118,6 +122,13 @@ void Worker::Run(std::promise<Status> ready) {
     // Work waiting: look at the sockets without blocking. Only lock waits:
     // come back in a millisecond. Nothing: block (never spin on sockets).
     int timeout_ms = runnable ? (blocked_on_locks_ ? 1 : 0) : -1;
+    if (sweeper_ != nullptr && !sweeper_->queue.empty()) {
+      timeout_ms = blocked_on_locks_ ? 1 : 0;
+    } else if (sweeper_ != nullptr) {
+      const uint64_t now = NowMs();
+      const int until_sweep = static_cast<int>(next_sweep_ms_ > now ? next_sweep_ms_ - now : 0);
+      if (timeout_ms < 0 || until_sweep < timeout_ms) timeout_ms = until_sweep;
+    }
     if (parked_here_ > 0) {
       const int deadline_ms = CheckParked();
       if (deadline_ms >= 0 && (timeout_ms < 0 || deadline_ms < timeout_ms)) timeout_ms = deadline_ms;
@@ -162,7 +173,9 @@ void Worker::Run(std::promise<Status> ready) {
     for (int fd : gone) Close(fd);
     if (stopping) break;
     if (parked_here_ > 0) CheckParked();
+    if (sweeper_ != nullptr) Sweep(NowMs());
     Turn();
+    if (sweeper_ != nullptr) sweeper_->out.clear();  // its replies are not wanted
     std::vector<int> done;
     for (auto& [fd, s] : sessions_) {
       if (s->HasOutput()) WriteTo(*s);

@@ -17,7 +17,10 @@
 #include <chrono>
 #include <future>
 #include <memory>
+#include <map>
+#include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -32,6 +35,8 @@
 #include "txn/client.h"
 
 namespace rampart::proxy {
+
+struct KeyFilter;
 
 struct SharedState {
   SharedState(ClusterConfig c, HashRing r) : config(std::move(c)), ring(std::move(r)) {}
@@ -60,6 +65,11 @@ struct SharedState {
   // the workers run; read-only after).
   std::atomic<uint32_t> parked{0};
   std::vector<int> wake_fds;
+
+  // CONFIG SET values of the parameters it takes without effect
+  // (worker_config.cc), shared by the workers.
+  mutable std::mutex config_mutex;
+  std::map<std::string, std::string, std::less<>> config_set;
 };
 
 class Worker {
@@ -109,6 +119,21 @@ class Worker {
   bool WatchedKeyChanged(const Job& job, const txn::BatchTxn& txn) const;
   void RecordWatched(const Job& job, const txn::BatchTxn& txn);
 
+  // The keyspace (worker_keyspace.cc): KEYS, SCAN, RANDOMKEY, and the
+  // sweeper (worker 0) that deletes expired keys and the pages of
+  // collections that are gone, through its own session of internal
+  // commands.
+  bool Listed(const KeyFilter& f, uint32_t partition, std::string_view key, std::string_view head) const;
+  void Keys(const Command& c, resp::Writer& out);
+  void Scan(const Command& c, resp::Writer& out);
+  void RandomKey(resp::Writer& out);
+  // At most one kv SCAN of kSweepKeys keys per kSweepIdleMs (kSweepBusyMs
+  // while it finds work), when the sweeper's queue is empty.
+  void Sweep(uint64_t now);
+  static constexpr uint32_t kSweepKeys = 1024;
+  static constexpr uint64_t kSweepIdleMs = 100;
+  static constexpr uint64_t kSweepBusyMs = 10;
+
   // Blocking commands (worker_block.cc).
   // Parks the job's session with its command back at the front of its queue.
   void Park(Job& job);
@@ -143,7 +168,10 @@ class Worker {
   void Hello(Session& s, const Command& c, resp::Writer& out);
   void ClientCommand(Session& s, const Command& c, resp::Writer& out);
   void CommandCommand(const Command& c, resp::Writer& out);
+  // worker_config.cc.
   void ConfigCommand(const Command& c, resp::Writer& out);
+  void ConfigSet(const Command& c, resp::Writer& out);
+  std::vector<std::pair<std::string, std::string>> ConfigValues() const;
   std::string Info(std::string_view section, std::optional<uint64_t> keys,
                    const std::optional<txn::StoreStats>& store);
   void FailReply(resp::Writer& out, const Status& status);
@@ -167,6 +195,11 @@ class Worker {
   // index of the job in the turn (Worker::LeaderFor).
   std::unordered_map<uint32_t, size_t> turn_owners_;
   PageCache page_cache_{16 << 20};
+  std::mt19937_64 random_{std::random_device{}()};
+  std::unique_ptr<Session> sweeper_;  // worker 0's; nullptr on the others
+  uint64_t next_sweep_ms_ = 0;
+  uint32_t sweep_partition_ = 0;
+  uint64_t sweep_from_ = 0;
   std::vector<char> read_buffer_ = std::vector<char>(64 << 10);
 };
 

@@ -1,25 +1,19 @@
 // The commands a worker answers without touching data (PING, AUTH, HELLO,
 // CLIENT, COMMAND, CONFIG, SELECT, QUIT, ECHO, TIME) and the whole-store ones
 // (DBSIZE, FLUSHDB, FLUSHALL, INFO).
-#include <fnmatch.h>
 
 #include <cctype>
 #include <chrono>
 
 #include "common/size.h"
-#include "proxy/worker.h"
+#include "proxy/glob.h"
+#include "proxy/worker_job.h"
 
 namespace rampart::proxy {
 
 namespace {
 
 constexpr std::string_view kRedisVersion = "7.0.0";  // the protocol level we speak
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
 
 std::string_view GroupOf(const CommandSpec& spec) {
   const std::string_view n = spec.name;
@@ -258,48 +252,6 @@ void Worker::CommandCommand(const Command& c, resp::Writer& out) {
   out.Error(StrCat("ERR unknown subcommand '", a[1], "'. Try COMMAND HELP."));
 }
 
-void Worker::ConfigCommand(const Command& c, resp::Writer& out) {
-  const auto& a = c.args;
-  const std::string sub = Lower(a[1]);
-  if (sub == "get" && a.size() >= 3) {
-    const ProxyConfig& pc = shared_.config.proxy;
-    const std::pair<std::string, std::string> params[] = {
-        {"save", ""},
-        {"appendonly", "no"},
-        {"databases", "1"},
-        {"maxmemory", std::to_string(shared_.config.kv.maxmemory * shared_.config.nodes.size())},
-        {"timeout", "0"},
-        {"port", std::to_string(pc.port)},
-        {"bind", pc.host},
-        {"maxclients", std::to_string(pc.max_clients)},
-        {"proto-max-bulk-len", std::to_string(pc.max_bulk_bytes)},
-        {"cluster-enabled", "no"},
-    };
-    std::vector<const std::pair<std::string, std::string>*> hits;
-    for (const auto& p : params) {
-      for (size_t n = 2; n < a.size(); ++n) {
-        if (fnmatch(Lower(a[n]).c_str(), p.first.c_str(), 0) == 0) {
-          hits.push_back(&p);
-          break;
-        }
-      }
-    }
-    out.Map(hits.size());
-    for (const auto* p : hits) {
-      out.Bulk(p->first);
-      out.Bulk(p->second);
-    }
-    return;
-  }
-  if (sub == "set") {
-    return out.Error("ERR rampart: CONFIG SET is not supported; the proxy takes its settings from "
-                     "the [proxy] section of the cluster file");
-  }
-  if (sub == "resetstat" && a.size() == 2) return out.Simple("OK");
-  out.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", a[1],
-                   "'. Try CONFIG HELP."));
-}
-
 void Worker::ServerCommand(Session& s, const Command& c, std::string& reply) {
   resp::Writer out(&reply);
   out.SetProtocol(s.protocol);
@@ -309,6 +261,9 @@ void Worker::ServerCommand(Session& s, const Command& c, std::string& reply) {
     RAMPART_ASSIGN_OR_RETURN(uint64_t copies, client_->CountKeys());
     return copies / shared_.ring.replicas();  // every key lives on R partitions
   };
+  if (name == "keys") return Keys(c, out);
+  if (name == "scan") return Scan(c, out);
+  if (name == "randomkey") return RandomKey(out);
   if (name == "dbsize") {
     auto n = keys();
     if (!n.ok()) return FailReply(out, n.status());
@@ -331,7 +286,7 @@ void Worker::ServerCommand(Session& s, const Command& c, std::string& reply) {
     auto n = keys();
     if (n.ok()) count = *n;
   }
-  if (all || section == "memory") {
+  if (all || section == "memory" || section == "keyspace") {
     auto st = client_->QueryStoreStats();
     if (st.ok()) store = *st;
   }
@@ -391,6 +346,9 @@ std::string Worker::Info(std::string_view section, std::optional<uint64_t> keys,
   if (want("keyspace")) {
     text += "# Keyspace\r\n";
     if (keys.has_value() && *keys > 0) text += StrCat("db0:keys=", *keys, ",expires=0,avg_ttl=0\r\n");
+    // The pages of paged collections (docs/collections.md), every replica
+    // counted: not keys to Redis clients, but memory.
+    if (store.has_value()) text += StrCat("rampart_collection_pages:", store->internal_keys, "\r\n");
     text += "\r\n";
   }
   return text;

@@ -67,5 +67,7 @@ inline constexpr size_t kMaxFollowers = 64;
 
 // "-message\r\n".
 std::string ErrorReply(std::string_view message);
+// ASCII lower case (command and option names).
+std::string Lower(std::string_view s);
 
 }  // namespace rampart::proxy

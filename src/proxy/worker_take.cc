@@ -19,12 +19,6 @@
 namespace rampart::proxy {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
-
 // Redis's wording: ERR unknown command 'foo', with args beginning with: 'a' 'b'
 std::string UnknownCommand(const Command& c) {
   std::string msg = StrCat("ERR unknown command '", c.args[0].substr(0, 128), "', with args beginning with: ");
@@ -35,6 +29,12 @@ std::string UnknownCommand(const Command& c) {
 }
 
 }  // namespace
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
 
 std::string ErrorReply(std::string_view message) {
   std::string out;
@@ -52,16 +52,19 @@ std::vector<Worker::Job> Worker::TakeJobs() {
   std::vector<Job> jobs;
   blocked_on_locks_ = false;
   turn_owners_.clear();
-  if (order_.empty()) return jobs;
+  if (order_.empty() && sweeper_ == nullptr) return jobs;
   const size_t max = shared_.config.proxy.batch_max_commands;
-  const size_t start = next_first_++ % order_.size();
-  for (size_t n = 0; n < order_.size() && jobs.size() < max; ++n) {
-    Session& s = *sessions_.at(order_[(start + n) % order_.size()]);
-    if (!Runnable(s)) continue;
+  const size_t start = order_.empty() ? 0 : next_first_++ % order_.size();
+  auto take = [&](Session& s) {
+    if (!Runnable(s)) return;
     TurnState state;
     while (!s.queue.empty() && !s.parked && jobs.size() < max && TakeCommand(s, jobs, state)) {
     }
+  };
+  for (size_t n = 0; n < order_.size() && jobs.size() < max; ++n) {
+    take(*sessions_.at(order_[(start + n) % order_.size()]));
   }
+  if (sweeper_ != nullptr) take(*sweeper_);
   return jobs;
 }
 
@@ -73,6 +76,7 @@ std::string Worker::CheckCommand(const Session& s, const Command& c) const {
   if (c.spec == nullptr) return UnknownCommand(c);
   const std::vector<std::string_view> views = c.Views();
   if (std::string arity = CheckArity(*c.spec, views); !arity.empty()) return arity;
+  if (s.internal) return "";
   // A collection's pages live at the key plus kPageKeyOverhead bytes.
   const uint64_t max_key = shared_.config.kv.max_key_bytes - kPageKeyOverhead;
   for (std::string_view key : KeysOf(*c.spec, views)) {

@@ -150,6 +150,7 @@ struct StoreStats {
   uint64_t used_bytes = 0;      // arena pages in use
   uint64_t reserved_bytes = 0;  // arena extents registered
   uint64_t max_ts = 0;          // the largest timestamp any partition holds
+  uint64_t internal_keys = 0;   // the proxy's collection pages (kv::wire::kInternalKeyPrefix)
 };
 
 class Client {

@@ -422,6 +422,7 @@ Result<StoreStats> Client::QueryStoreStats() {
     total.used_bytes += c.stats.used_bytes;
     total.reserved_bytes += c.stats.reserved_bytes;
     total.max_ts = std::max(total.max_ts, c.stats.max_ts);
+    total.internal_keys += c.stats.internal_keys;
   }
   return total;
 }

@@ -1,0 +1,196 @@
+// COPY, RENAME, RENAMENX and OBJECT, and the sweeper's internal commands.
+// A string (or a whole-value hash / sorted set) is one stored value and is
+// copied as it is; a paged collection's page keys carry its user key
+// (docs/collections.md), so a copy or a rename writes the collection anew
+// under the destination: every element is read and the trees are rebuilt on
+// new pages. RENAME of a large collection therefore costs its size, where
+// Redis's is O(1) (docs/proxy.md, "Differences").
+#include "proxy/collection.h"
+#include "proxy/commands_internal.h"
+#include "proxy/internal_keys.h"
+
+namespace rampart::proxy::internal {
+namespace {
+
+size_t TreesOf(ValueType type) { return type == ValueType::kPagedZset ? 2 : 1; }
+
+bool IsPaged(ValueType type) {
+  return type == ValueType::kPagedHash || type == ValueType::kPagedSet ||
+         type == ValueType::kPagedZset || type == ValueType::kList;
+}
+
+// Every entry of a tree, in order.
+Result<std::vector<TreeEntry>> AllEntries(PageTree& tree) {
+  RAMPART_RETURN_IF_ERROR(tree.Prefetch(0, tree.size()));
+  std::vector<TreeEntry> entries;
+  entries.reserve(tree.size());
+  RAMPART_RETURN_IF_ERROR(tree.ForEach(0, false, [&](uint64_t, const TreeEntry& e) {
+    entries.push_back(e);
+    return true;
+  }));
+  return entries;
+}
+
+// Writes the live value of `source` at `destination` (whatever it holds);
+// false when source holds nothing. With `move`, source is deleted too (its
+// pages with it).
+Result<bool> CopyValue(DataView& data, std::string_view source, std::string_view destination, bool move) {
+  RAMPART_ASSIGN_OR_RETURN(auto found, data.Find(source));
+  if (!found.has_value()) return false;
+  if (!IsPaged(found->type)) {
+    auto bytes = data.Raw(source);
+    RAMPART_RETURN_IF_ERROR(bytes.status());
+    data.Put(destination, std::string(**bytes));
+    if (move) data.Delete(source);
+    return true;
+  }
+  RAMPART_ASSIGN_OR_RETURN(Collection from, Collection::Open(data, source, found->type));
+  Collection to = Collection::Create(data, destination, found->type);
+  for (size_t t = 0; t < TreesOf(found->type); ++t) {
+    RAMPART_ASSIGN_OR_RETURN(std::vector<TreeEntry> entries, AllEntries(from.tree(t)));
+    to.Rebuild(t, std::move(entries));
+    if (move) RAMPART_RETURN_IF_ERROR(from.tree(t).EraseRange(0, from.tree(t).size()));
+  }
+  to.set_expire_at_ms(from.expire_at_ms());
+  if (move) RAMPART_RETURN_IF_ERROR(from.Save());  // empty: deletes the key
+  RAMPART_RETURN_IF_ERROR(to.Save());
+  return true;
+}
+
+bool Exists(DataView& data, std::string_view key) {
+  auto v = data.Find(key);
+  return !v.ok() || v->has_value();
+}
+
+// OBJECT ENCODING's answer, as Redis 7.0 names its encodings.
+Result<std::string> EncodingOf(DataView& data, std::string_view key, const StoredValue& v) {
+  if (v.type == ValueType::kString) {
+    if (v.payload.size() <= 20 && ParseInt64(v.payload).ok()) return std::string("int");
+    return std::string(v.payload.size() <= 44 ? "embstr" : "raw");
+  }
+  if (v.type == ValueType::kList) return std::string("quicklist");
+  if (v.type == ValueType::kHash || v.type == ValueType::kZset) return std::string("listpack");
+  RAMPART_ASSIGN_OR_RETURN(Collection c, Collection::Open(data, key, v.type));
+  const bool small = c.tree().root().leaf();
+  if (v.type == ValueType::kPagedHash) return std::string(small ? "listpack" : "hashtable");
+  if (v.type == ValueType::kPagedZset) return std::string(small ? "listpack" : "skiplist");
+  bool integers = small;
+  for (const TreeEntry& e : c.tree().root().entries) integers = integers && ParseInt64(e.key).ok();
+  return std::string(integers ? "intset" : "hashtable");
+}
+
+}  // namespace
+
+// COPY source destination [DB db] [REPLACE]
+void Copy(Args args, DataView& data, resp::Writer& out) {
+  bool replace = false;
+  for (size_t n = 3; n < args.size(); ++n) {
+    if (EqualsNoCase(args[n], "replace")) {
+      replace = true;
+    } else if (EqualsNoCase(args[n], "db") && n + 1 < args.size()) {
+      auto db = ParseInt64(args[++n]);
+      if (ReplyIfError(db.status(), out)) return;
+      if (*db != 0) return out.Error("ERR DB index is out of range");
+    } else {
+      return out.Error("ERR syntax error");
+    }
+  }
+  if (args[1] == args[2]) return out.Error("ERR source and destination objects are the same");
+  if (!replace && Exists(data, args[2])) return out.Integer(0);
+  auto copied = CopyValue(data, args[1], args[2], /*move=*/false);
+  if (ReplyIfError(copied.status(), out)) return;
+  out.Integer(*copied ? 1 : 0);
+}
+
+// RENAME / RENAMENX source destination
+void Rename(Args args, DataView& data, resp::Writer& out) {
+  const bool nx = EqualsNoCase(args[0], "renamenx");
+  auto source = data.Find(args[1]);
+  if (ReplyIfError(source.status(), out)) return;
+  if (!source->has_value()) return out.Error("ERR no such key");
+  if (args[1] == args[2]) return nx ? out.Integer(0) : out.Simple("OK");
+  if (nx && Exists(data, args[2])) return out.Integer(0);
+  auto moved = CopyValue(data, args[1], args[2], /*move=*/true);
+  if (ReplyIfError(moved.status(), out)) return;
+  if (nx) return out.Integer(1);
+  out.Simple("OK");
+}
+
+std::vector<std::string_view> ObjectKeys(Args args) {
+  if (args.size() < 3) return {};
+  return {args[2]};
+}
+
+// OBJECT ENCODING | REFCOUNT | IDLETIME | FREQ key, OBJECT HELP
+void Object(Args args, DataView& data, resp::Writer& out) {
+  const std::string_view sub = args[1];
+  if (EqualsNoCase(sub, "help") && args.size() == 2) {
+    out.Array(5);
+    out.Simple("OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
+    out.Simple("ENCODING <key>");
+    out.Simple("FREQ <key>");
+    out.Simple("IDLETIME <key>");
+    return out.Simple("REFCOUNT <key>");
+  }
+  const bool known = EqualsNoCase(sub, "encoding") || EqualsNoCase(sub, "refcount") ||
+                     EqualsNoCase(sub, "idletime") || EqualsNoCase(sub, "freq");
+  if (!known || args.size() != 3) {
+    return out.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", sub,
+                            "'. Try OBJECT HELP."));
+  }
+  auto v = data.Find(args[2]);
+  if (ReplyIfError(v.status(), out)) return;
+  if (!v->has_value()) return out.Null();
+  if (EqualsNoCase(sub, "refcount")) return out.Integer(1);
+  if (EqualsNoCase(sub, "idletime")) return out.Integer(0);
+  if (EqualsNoCase(sub, "freq")) {
+    return out.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. "
+                     "Please note that when switching between policies at runtime LRU and LFU data "
+                     "will take some time to adjust.");
+  }
+  auto encoding = EncodingOf(data, args[2], **v);
+  if (ReplyIfError(encoding.status(), out)) return;
+  out.Bulk(*encoding);
+}
+
+// ---- The sweeper's commands (worker_keyspace.cc) -----------------------------
+
+// rampart-expire key: deletes the key if it has expired (it may have been
+// written again since the sweeper saw it).
+void DeleteIfExpired(Args args, DataView& data, resp::Writer& out) {
+  auto raw = data.Raw(args[1]);
+  if (!raw.ok() || !raw->has_value()) return out.Integer(0);
+  auto v = DecodeStored(**raw);
+  if (!v.ok() || !Expired(*v, data.now_ms())) return out.Integer(0);
+  data.Delete(args[1]);
+  out.Integer(1);
+}
+
+std::vector<std::string_view> SweepPagesKeys(Args args) {
+  std::vector<std::string_view> keys;
+  if (args.size() < 4) return keys;
+  keys.push_back(args[1]);
+  keys.insert(keys.end(), args.begin() + 3, args.end());
+  return keys;
+}
+
+// rampart-sweep-pages user_key collection_id page_key...: deletes the pages
+// when the collection they belong to is no longer at user_key (deleted,
+// overwritten, expired, or another collection since).
+void DeleteStalePages(Args args, DataView& data, resp::Writer& out) {
+  auto header = data.Raw(args[1]);
+  if (!header.ok()) return out.Integer(0);
+  bool live = false;
+  if (header->has_value()) {
+    auto v = DecodeStored(**header);
+    auto ids = ReadCollectionIds(**header);
+    live = v.ok() && !Expired(*v, data.now_ms()) && ids.ok() && std::to_string(ids->id) == args[2];
+  }
+  if (live) return out.Integer(0);
+  for (size_t n = 3; n < args.size(); ++n) {
+    if (IsInternalKey(args[n])) data.Delete(args[n]);
+  }
+  out.Integer(static_cast<int64_t>(args.size() - 3));
+}
+
+}  // namespace rampart::proxy::internal

@@ -1,0 +1,131 @@
+// CONFIG GET / SET / RESETSTAT. rampart's settings live in the cluster file
+// (docs/configuration.md); CONFIG reports the ones Redis clients ask about.
+// The tuning parameters of Redis that have no meaning here — encoding
+// thresholds, lazy freeing, persistence of a single server, sampling — are
+// accepted by CONFIG SET and read back by CONFIG GET, and change nothing
+// (docs/proxy.md lists them). Parameters that rampart takes from the cluster
+// file (port, bind, maxclients, maxmemory, requirepass, ...) are refused, as
+// is a parameter Redis does not know.
+#include <map>
+#include <mutex>
+
+#include "proxy/glob.h"
+#include "proxy/worker_job.h"
+
+namespace rampart::proxy {
+namespace {
+
+// Redis 7.0's defaults of the parameters CONFIG SET takes without effect.
+const std::map<std::string, std::string, std::less<>>& TuningDefaults() {
+  static const auto* defaults = new std::map<std::string, std::string, std::less<>>{
+      {"activerehashing", "yes"},
+      {"appendfsync", "everysec"},
+      {"appendonly", "no"},
+      {"busy-reply-threshold", "5000"},
+      {"client-output-buffer-limit", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"},
+      {"hash-max-listpack-entries", "128"},
+      {"hash-max-listpack-value", "64"},
+      {"hash-max-ziplist-entries", "128"},
+      {"hash-max-ziplist-value", "64"},
+      {"hz", "10"},
+      {"latency-monitor-threshold", "0"},
+      {"lazyfree-lazy-eviction", "no"},
+      {"lazyfree-lazy-expire", "no"},
+      {"lazyfree-lazy-server-del", "no"},
+      {"lazyfree-lazy-user-del", "no"},
+      {"lazyfree-lazy-user-flush", "no"},
+      {"list-compress-depth", "0"},
+      {"list-max-listpack-size", "-2"},
+      {"list-max-ziplist-size", "-2"},
+      {"loglevel", "notice"},
+      {"lua-time-limit", "5000"},
+      {"maxmemory-policy", "noeviction"},
+      {"maxmemory-samples", "5"},
+      {"notify-keyspace-events", ""},
+      {"save", ""},
+      {"set-max-intset-entries", "512"},
+      {"slowlog-log-slower-than", "10000"},
+      {"slowlog-max-len", "128"},
+      {"stream-node-max-bytes", "4096"},
+      {"stream-node-max-entries", "100"},
+      {"timeout", "0"},
+      {"zset-max-listpack-entries", "128"},
+      {"zset-max-listpack-value", "64"},
+      {"zset-max-ziplist-entries", "128"},
+      {"zset-max-ziplist-value", "64"},
+  };
+  return *defaults;
+}
+
+}  // namespace
+
+// Every parameter CONFIG GET answers, with its value now.
+std::vector<std::pair<std::string, std::string>> Worker::ConfigValues() const {
+  const ProxyConfig& pc = shared_.config.proxy;
+  std::vector<std::pair<std::string, std::string>> values = {
+      {"bind", pc.host},
+      {"cluster-enabled", "no"},
+      {"databases", "1"},
+      {"maxclients", std::to_string(pc.max_clients)},
+      {"maxmemory", std::to_string(shared_.config.kv.maxmemory * shared_.config.nodes.size())},
+      {"port", std::to_string(pc.port)},
+      {"proto-max-bulk-len", std::to_string(pc.max_bulk_bytes)},
+      {"requirepass", pc.requirepass},
+  };
+  std::lock_guard<std::mutex> lock(shared_.config_mutex);
+  for (const auto& [name, value] : TuningDefaults()) {
+    auto set = shared_.config_set.find(name);
+    values.emplace_back(name, set != shared_.config_set.end() ? set->second : value);
+  }
+  return values;
+}
+
+void Worker::ConfigCommand(const Command& c, resp::Writer& out) {
+  const auto& a = c.args;
+  const std::string sub = Lower(a[1]);
+  if (sub == "get" && a.size() >= 3) {
+    std::vector<std::pair<std::string, std::string>> hits;
+    for (auto& p : ConfigValues()) {
+      for (size_t n = 2; n < a.size(); ++n) {
+        if (GlobMatch(Lower(a[n]), p.first)) {
+          hits.push_back(std::move(p));
+          break;
+        }
+      }
+    }
+    out.Map(hits.size());
+    for (const auto& [name, value] : hits) {
+      out.Bulk(name);
+      out.Bulk(value);
+    }
+    return;
+  }
+  if (sub == "set") return ConfigSet(c, out);
+  if (sub == "resetstat" && a.size() == 2) return out.Simple("OK");
+  out.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", a[1],
+                   "'. Try CONFIG HELP."));
+}
+
+// CONFIG SET parameter value [parameter value ...]: all or nothing.
+void Worker::ConfigSet(const Command& c, resp::Writer& out) {
+  const auto& a = c.args;
+  if (a.size() < 4 || a.size() % 2 != 0) {
+    return out.Error("ERR wrong number of arguments for 'config|set' command");
+  }
+  for (size_t n = 2; n < a.size(); n += 2) {
+    const std::string name = Lower(a[n]);
+    if (TuningDefaults().contains(name)) continue;
+    bool known = false;
+    for (const auto& p : ConfigValues()) known = known || p.first == name;
+    if (known) {
+      return out.Error(StrCat("ERR rampart: '", name, "' comes from the cluster file ([proxy] or [kv] "
+                              "section) and cannot be changed at run time"));
+    }
+    return out.Error(StrCat("ERR Unknown option or number of arguments for CONFIG SET - '", a[n], "'"));
+  }
+  std::lock_guard<std::mutex> lock(shared_.config_mutex);
+  for (size_t n = 2; n < a.size(); n += 2) shared_.config_set[Lower(a[n])] = a[n + 1];
+  out.Simple("OK");
+}
+
+}  // namespace rampart::proxy
