@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
 # bench/ycsb_redis.sh: YCSB's standard workloads A-F with YCSB's own redis binding's commands and
 # layout (RedisLayoutClient, `ycsb/run.sh -d redis`), through rampart's proxy and against one
-# redis-server, side by side in one run: each system gets the 10,000 records of the workload
-# files loaded once, then a timed run of each workload, one after another on the same data.
+# redis-server, side by side in one run: each system gets RECORDS records (default 100,000)
+# loaded once, then a timed run of each workload, one after another on the same data.
 #
-#   bench/ycsb_redis.sh                 # 10 s per workload, 4 YCSB threads
-#   SECONDS_PER_RUN=5 THREADS=2 OUT=/tmp/r bench/ycsb_redis.sh
+#   bench/ycsb_redis.sh                 # 100,000 records, 10 s per workload, 4 YCSB threads
+#   RECORDS=10000 SECONDS_PER_RUN=5 THREADS=2 OUT=/tmp/r bench/ycsb_redis.sh
 #
-# rampart runs as `rampart up` (4 kv-nodes x 1 partition, UCX, spin_us 0) with a 512 MiB arena
-# and 200 ms grace: the binding keeps every key in one sorted set, which the proxy stores as one
-# value and rewrites whole on every insert (docs/proxy.md, "Commands").
+# rampart runs as `rampart up` with the default configuration (the cluster ycsb/run.sh starts:
+# 4 kv-nodes x 1 partition, every other setting at its default, the redo log included); redis is
+# one redis-server without persistence (--save "" --appendonly no).
 # Writes per system and workload <system>-<workload>.txt (run.sh's output), summary.json,
 # summary.txt and ycsb_redis.png into OUT (default bench/results/ycsb-redis).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${SECONDS_PER_RUN:-10}"
 threads="${THREADS:-4}"
+records="${RECORDS:-100000}"
 out="${OUT:-bench/results/ycsb-redis}"
 workloads=(workloada workloadb workloadc workloadd workloade workloadf)
 command -v redis-server >/dev/null || { echo "ycsb_redis.sh: redis-server not found (make deps)" >&2; exit 1; }
@@ -32,8 +33,8 @@ start_rampart() {  # sets $port
   nodes=5 partitions=1
   read -r -a p <<< "$(free_ports)"
   {
-    printf '[cluster]\nname = "ycsb-redis"\n[transport]\nbackend = "ucx"\nspin_us = 0\n'
-    printf '[kv]\npartitions_per_node = 1\nlog = "none"\n'
+    printf '[cluster]\nname = "ycsb-redis"\n'
+    printf '[kv]\npartitions_per_node = 1\ndata_dir = "%s"\n' "$tmp/rampart-data"
     printf '[proxy]\nport = %d\n' "${p[4]}"
     for id in 0 1 2 3; do printf '[[nodes]]\nid = %d\nhost = "127.0.0.1"\nport = %d\n' "$id" "${p[$id]}"; done
   } > "$cfg"
@@ -59,7 +60,8 @@ start_redis() {  # sets $port
 run_system() {  # NAME
   local name=$1 w args
   for w in "${workloads[@]}"; do
-    args=(--no-cluster -d redis -w "$w" -s "$seconds" -T "$threads" -p "rampart.port=$port")
+    args=(--no-cluster -d redis -w "$w" -s "$seconds" -T "$threads" -p "rampart.port=$port"
+          -p "recordcount=$records" -p "operationcount=$records")
     [ "$w" = workloada ] || args+=(--no-load)
     echo "== $name $w" >&2
     RAMPART_BIN="$bin" ycsb/run.sh "${args[@]}" > "$out/$name-$w.txt" 2> "$out/$name-$w.stderr.txt" ||
@@ -75,12 +77,13 @@ run_system redis
 stop_pid "$redis_pid"
 redis_pid=""
 
-bench/.venv/bin/python - "$out" "$seconds" "$threads" "$(git rev-parse --short=12 HEAD)" <<'PY'
+bench/.venv/bin/python - "$out" "$seconds" "$threads" "$(git rev-parse --short=12 HEAD)" "$records" <<'PY'
 import json, re, sys
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 out, seconds, threads, commit = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+records = int(sys.argv[5])
 workloads = ["workloada", "workloadb", "workloadc", "workloadd", "workloade", "workloadf"]
 def phases(path):
     res, cur = {}, None
@@ -104,14 +107,14 @@ for system in ("rampart", "redis"):
         p = phases(f"{out}/{system}-{w}.txt")
         for phase, r in p.items():
             points.append({"system": system, "workload": w, "phase": phase, **r})
-summary = {"benchmark": "bench/ycsb_redis.sh", "seconds_per_run": seconds, "threads": threads,
+summary = {"benchmark": "bench/ycsb_redis.sh", "records": records, "seconds_per_run": seconds, "threads": threads,
            "commit": commit, "points": points}
 json.dump(summary, open(f"{out}/summary.json", "w"), indent=1)
 get = {(p["system"], p["workload"], p["phase"]): p for p in points}
-lines = [f"YCSB A-F with RedisLayoutClient (YCSB's redis binding's commands), 10,000 records, "
+lines = [f"YCSB A-F with RedisLayoutClient (YCSB's redis binding's commands), {records:,} records, "
          f"{threads} threads, {seconds} s per workload, commit {commit}",
-         "rampart: proxy + 4 kv-nodes x 1 partition, UCX, spin_us 0, arena 512 MiB, grace 200 ms; "
-         "redis: one redis-server",
+         "rampart: proxy + 4 kv-nodes x 1 partition, every other setting default (redo log on); "
+         "redis: one redis-server, no persistence",
          "", f"{'phase':<16}{'rampart ops/s':>14}{'redis ops/s':>14}{'ratio':>8}{'failed':>8}"]
 rows = [("load", "workloada", "load")] + [(w, w, "run") for w in workloads]
 for label, w, phase in rows:
@@ -131,7 +134,7 @@ for k, (system, colour) in enumerate((("rampart", "tab:blue"), ("redis", "tab:gr
 ax.set_xticks(range(len(rows)), labels)
 ax.set_yscale("log")
 ax.set_ylabel("YCSB operations/s (log)")
-ax.set_title(f"YCSB A-F, YCSB redis binding's commands (RedisLayoutClient), 10,000 records,\n"
+ax.set_title(f"YCSB A-F, YCSB redis binding's commands (RedisLayoutClient), {records:,} records,\n"
              f"{threads} threads, {seconds} s per workload, 2 cores, commit {commit}", fontsize=9)
 ax.legend(fontsize=8)
 fig.tight_layout()

@@ -147,6 +147,16 @@ def test_watch_unchanged_runs(redis_target, r, key):
         other.close()
 
 
+def assert_change_aborts_exec(r, k, change, marker):
+    """WATCH k, then `change()` (by another client), then a MULTI block that
+    would set `marker`: its EXEC must abort and the marker stay unset."""
+    with r.pipeline() as p:
+        p.watch(k)
+        change()
+        exec_aborts(p, marker, "ran")
+    assert r.get(marker) is None
+
+
 @pytest.mark.parametrize("change", ["set", "del", "create", "rpush", "lpop", "sadd", "srem",
                                     "zadd", "zincrby", "hset", "hincrby", "expire"])
 def test_watch_sees_every_kind_of_change(redis_target, r, key, change):
@@ -167,13 +177,39 @@ def test_watch_sees_every_kind_of_change(redis_target, r, key, change):
            "hincrby": lambda: other.hincrby(k, "f", 1), "expire": lambda: other.expire(k, 100)}
     try:
         setup[change]()
-        with r.pipeline() as p:
-            p.watch(k)
-            act[change]()
-            exec_aborts(p, key("marker"), "ran")
-        assert r.get(key("marker")) is None
+        assert_change_aborts_exec(r, k, act[change], key("marker"))
     finally:
         other.close()
+
+
+@pytest.mark.parametrize("change", ["hset", "hincrby", "lset", "zadd"])
+def test_watch_sees_changes_inside_large_collections(redis_target, r, key, change):
+    """A change of one element of a collection large enough to be paged
+    (docs/collections.md) that leaves every count as it was (an existing
+    field, index or member) aborts the EXEC too."""
+    k, n = key(change), 3000
+    pad = "x" * 100
+    with r.pipeline(transaction=False) as p:
+        for i in range(0, n, 500):
+            chunk = range(i, min(i + 500, n))
+            if change in ("hset", "hincrby"):
+                p.hset(k, mapping={f"f{j:05}": str(j) for j in chunk})
+                p.hset(k, mapping={f"pad{j:05}": pad for j in chunk})
+            elif change == "lset":
+                p.rpush(k, *[f"{pad}{j}" for j in chunk])
+            else:
+                p.zadd(k, {f"{pad}{j:05}": j for j in chunk})
+        p.execute()
+    other = client(redis_target)
+    act = {"hset": lambda: other.hset(k, "f01500", "changed"),
+           "hincrby": lambda: other.hincrby(k, "f01500", 1),
+           "lset": lambda: other.lset(k, n // 2, "changed"),
+           "zadd": lambda: other.zadd(k, {f"{pad}01500": 1500.5})}
+    try:
+        assert_change_aborts_exec(r, k, act[change], key("marker"))
+    finally:
+        other.close()
+        r.delete(k)
 
 
 def test_watch_own_write_aborts(r, key):

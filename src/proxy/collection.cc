@@ -164,10 +164,12 @@ void Collection::Rebuild(size_t which, std::vector<TreeEntry> entries) {
 }
 
 Status Collection::Save() {
+  // Any change rewrites the header, even when only a leaf changed: the
+  // header's version is the collection's (WATCH compares it).
   bool changed = header_dirty_ || store_->allocated();
   for (PageTree& t : trees_) {
+    changed = changed || t.dirty();
     RAMPART_RETURN_IF_ERROR(t.Flush());
-    changed = changed || t.root_dirty();
   }
   if (size() == 0) {
     if (exists_ || header_dirty_) data_->Delete(key_);

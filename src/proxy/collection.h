@@ -82,8 +82,10 @@ class Collection {
   // tree is empty (a new collection: its old pages would be left behind).
   void Rebuild(size_t which, std::vector<TreeEntry> entries);
 
-  // Writes the changed pages and the header into the view; an empty
-  // collection deletes its key instead (Redis removes empty collections).
+  // Writes the changed pages and, when anything changed, the header into the
+  // view (so the header's version changes with every change of the
+  // collection: WATCH relies on it); an empty collection deletes its key
+  // instead (Redis removes empty collections).
   Status Save();
 
  private:

@@ -53,12 +53,19 @@ std::vector<std::string_view> Members(Args args, size_t from, size_t step) {
   return out;
 }
 
-// Reads what setting these members' scores touches: their by-member pages,
-// then the by-score pages of their old and new scores.
-Status PrefetchForUpdate(Zset& z, const std::vector<std::pair<double, std::string_view>>& updates) {
+// Reads what setting these members' scores touches: their by-member pages
+// and, in the same rounds when `scores_known` (the pairs hold the new scores,
+// not increments), the by-score pages of the new scores; then the by-score
+// pages of their old scores. (A ZADD of new members thus needs no round more
+// than a lookup: Worker::Predict sees both trees' paths at once.)
+Status PrefetchForUpdate(Zset& z, const std::vector<std::pair<double, std::string_view>>& updates,
+                         bool scores_known) {
   std::vector<std::string_view> members;
   for (const auto& u : updates) members.push_back(u.second);
-  RAMPART_RETURN_IF_ERROR(z.PrefetchMembers(members));
+  const Status members_read = z.PrefetchMembers(members);
+  const Status new_scores_read = scores_known ? z.PrefetchScores(updates) : Status::Ok();
+  RAMPART_RETURN_IF_ERROR(members_read);
+  RAMPART_RETURN_IF_ERROR(new_scores_read);
   std::vector<std::pair<double, std::string_view>> keys = updates;
   for (std::string_view m : members) {
     RAMPART_ASSIGN_OR_RETURN(auto old, z.Score(m));
@@ -89,7 +96,7 @@ void ZAdd(Args args, DataView& data, resp::Writer& out) {
   }
   auto z = Zset::Open(data, args[1]);
   if (ReplyIfError(z.status(), out)) return;
-  if (ReplyIfError(PrefetchForUpdate(*z, updates), out)) return;
+  if (ReplyIfError(PrefetchForUpdate(*z, updates, /*scores_known=*/!o->incr), out)) return;
   int64_t added = 0, changed = 0;
   std::optional<double> last;
   for (const auto& [score, member] : updates) {
@@ -115,7 +122,7 @@ void ZIncrBy(Args args, DataView& data, resp::Writer& out) {
   if (ReplyIfError(by.status(), out)) return;
   auto z = Zset::Open(data, args[1]);
   if (ReplyIfError(z.status(), out)) return;
-  if (ReplyIfError(PrefetchForUpdate(*z, {{*by, args[3]}}), out)) return;
+  if (ReplyIfError(PrefetchForUpdate(*z, {{*by, args[3]}}, /*scores_known=*/false), out)) return;
   auto old = z->Score(args[3]);
   if (ReplyIfError(old.status(), out)) return;
   const double next = old->value_or(0) + *by;

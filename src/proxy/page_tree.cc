@@ -579,6 +579,14 @@ Status PageTree::ForEach(uint64_t rank, bool reverse, const Visitor& fn) {
   }
 }
 
+bool PageTree::dirty() const {
+  if (root_.dirty) return true;
+  for (const auto& [page, node] : pages_) {
+    if (node->dirty) return true;
+  }
+  return false;
+}
+
 Status PageTree::Flush() {
   for (auto& [page, node] : pages_) {
     if (!node->dirty) continue;

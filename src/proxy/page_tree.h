@@ -106,8 +106,8 @@ class PageTree {
 
   uint64_t size() const { return root_.Count(); }
   const TreeNode& root() const { return root_; }
-  // True when the root changed (the header must be written).
-  bool root_dirty() const { return root_.dirty; }
+  // True when the root or any page changed since the last Flush().
+  bool dirty() const;
 
   // ---- By key ----
   Result<std::optional<std::string>> Get(std::string_view key);

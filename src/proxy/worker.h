@@ -58,6 +58,7 @@ struct SharedState {
   std::atomic<uint64_t> lock_waits{0};        // commands left for a later turn by a held lock
   std::atomic<uint64_t> failovers{0};         // reads sent to another replica
   std::atomic<uint64_t> backend_errors{0};    // commands answered with a backend error
+  std::atomic<uint64_t> read_rounds{0};  // read rounds after a job's first (pages it found it needs)
   std::atomic<uint64_t> joined{0};  // read-modify-writes run with another of their key's (Job::followers)
 
   // Blocking commands: sessions parked on all workers, and each worker's

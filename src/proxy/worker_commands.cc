@@ -325,6 +325,8 @@ std::string Worker::Info(std::string_view section, std::optional<uint64_t> keys,
         "\r\nrampart_transactions_per_turn:",
         turns == 0 ? 0.0 : static_cast<double>(txns) / static_cast<double>(turns),
         "\r\nrampart_lock_waits:", shared_.lock_waits.load(),
+        "\r\nrampart_joined_commands:", shared_.joined.load(),
+        "\r\nrampart_extra_read_rounds:", shared_.read_rounds.load(),
         "\r\nrampart_failovers:", shared_.failovers.load(),
         "\r\nrampart_backend_errors:", shared_.backend_errors.load(), "\r\n\r\n");
   }

@@ -109,8 +109,9 @@ void Worker::ConfigCommand(const Command& c, resp::Writer& out) {
 // CONFIG SET parameter value [parameter value ...]: all or nothing.
 void Worker::ConfigSet(const Command& c, resp::Writer& out) {
   const auto& a = c.args;
-  if (a.size() < 4 || a.size() % 2 != 0) {
-    return out.Error("ERR wrong number of arguments for 'config|set' command");
+  if (a.size() < 4) return out.Error("ERR wrong number of arguments for 'config|set' command");
+  if (a.size() % 2 != 0) {  // a name without a value, past the arity: as Redis answers it
+    return out.Error("ERR syntax error");
   }
   for (size_t n = 2; n < a.size(); n += 2) {
     const std::string name = Lower(a[n]);

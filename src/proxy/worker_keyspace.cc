@@ -39,7 +39,7 @@ const CommandSpec kSweepPagesSpec{"rampart-sweep-pages", -4, CommandKind::kWrite
 // What KEYS / SCAN / RANDOMKEY list.
 struct KeyFilter {
   std::optional<std::string_view> match;
-  std::optional<std::string_view> type;  // Redis's type name
+  std::optional<std::string> type;  // Redis's type name, lower case (TYPE ignores case)
   uint64_t now_ms = 0;
 };
 
@@ -90,7 +90,7 @@ void Worker::Scan(const Command& c, resp::Writer& out) {
       if (*v < 1) return out.Error("ERR syntax error");
       count = static_cast<uint64_t>(*v);
     } else if (opt == "type") {
-      f.type = a[n + 1];
+      f.type = Lower(a[n + 1]);
     } else {
       return out.Error("ERR syntax error");
     }

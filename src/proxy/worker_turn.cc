@@ -162,7 +162,10 @@ void Worker::RunJobs(std::vector<Job>& jobs) {
         writers.push_back(&j);
       }
     }
-    if (!again.empty()) RunWithFailover(again, again_owners, /*reads=*/true);
+    if (!again.empty()) {
+      shared_.read_rounds += again.size();
+      RunWithFailover(again, again_owners, /*reads=*/true);
+    }
     batch = std::move(again);
     owners = std::move(again_owners);
   }
