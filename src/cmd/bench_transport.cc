@@ -38,7 +38,7 @@ void RegisterBenchCommands(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   OnRunWithConfig(transport, ctx, [flags](const ClusterConfig& config) {
     bench::TransportBenchOptions options;
-    options.fabric = transport::FabricOptionsFromConfig(config.transport);
+    options.fabric = transport::FabricOptionsFromConfig(config);
     options.duration = std::chrono::milliseconds(static_cast<int64_t>(flags->seconds * 1000));
     options.paths = flags->paths;
     auto results = bench::RunTransportBench(options);
@@ -67,7 +67,7 @@ void RegisterBenchCommands(CLI::App& app, CommandContext& ctx) {
   peer_cmd->add_option("--ucx-tls", peer->tls);
   peer_cmd->add_option("--ucx-net-devices", peer->net_devices);
   OnRunWithConfig(peer_cmd, ctx, [peer](const ClusterConfig& config) {
-    transport::FabricOptions options = transport::FabricOptionsFromConfig(config.transport);
+    transport::FabricOptions options = transport::FabricOptionsFromConfig(config);
     options.backend = *transport::ParseBackend(peer->backend);
     options.ucx_transports = peer->tls;
     options.ucx_net_devices = peer->net_devices;

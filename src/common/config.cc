@@ -17,9 +17,11 @@
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
+#include <sched.h>
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <thread>
 #include <span>
 #include <type_traits>
 #include <variant>
@@ -123,6 +125,7 @@ std::string FormatValue(const Setting<Target>& s, const Target& target) {
         } else if constexpr (std::is_same_v<Slot, bool>) {
           return slot ? "true" : "false";
         } else {
+          if (s.auto_value != 0 && slot == s.auto_value) return std::string("\"auto\"");
           return s.kind == Kind::kSize ? Quote(FormatSize(slot)) : std::to_string(slot);
         }
       },
@@ -143,7 +146,8 @@ std::string TypeText(const Setting<Target>& s) {
   switch (s.kind) {
     case Kind::kString: return "string";
     case Kind::kChoice: return "string: " + ChoiceList(s.choices);
-    case Kind::kInteger: return StrCat("integer, ", s.min, "..", s.max);
+    case Kind::kInteger:
+      return StrCat("integer, ", s.min, "..", s.max, s.auto_value != 0 ? ", or \"auto\"" : "");
     case Kind::kSize:
       return StrCat("size, ", s.power_of_two ? "power of two, " : "", FormatSize(s.min), "..",
                     FormatSize(s.max));
@@ -408,7 +412,14 @@ class Parser {
       }
       case Kind::kInteger: {
         const auto* v = node.as_integer();
-        if (!v) return At(where, key, " must be an integer, got ", Describe(node));
+        if (s.auto_value != 0 && node.as_string() && node.as_string()->get() == "auto") {
+          Assign(s, target, s.auto_value);
+          return Status::Ok();
+        }
+        if (!v) {
+          return At(where, key, " must be an integer", s.auto_value != 0 ? " or \"auto\"" : "",
+                    ", got ", Describe(node));
+        }
         const int64_t n = v->get();
         if (n < 0 || static_cast<uint64_t>(n) < s.min || static_cast<uint64_t>(n) > s.max) {
           return At(where, key, " must be between ", s.min, " and ", s.max, ", got ", n);
@@ -571,6 +582,25 @@ Result<ClusterConfig> LoadClusterConfig(const std::string& path) {
   std::fclose(file);
   if (err != 0) return ErrnoStatus(StrCat(path, ": cannot read"), err);
   return ParseClusterConfig(text, path);
+}
+
+uint32_t EffectiveSpinMicros(const ClusterConfig& config, uint32_t cores) {
+  if (config.transport.spin_us != TransportConfig::kSpinAuto) return config.transport.spin_us;
+  std::map<std::string, uint32_t, std::less<>> pollers;  // by host
+  for (const NodeConfig& n : config.nodes) pollers[n.host] += config.kv.partitions_per_node;
+  if (config.proxy.enabled) {
+    pollers[config.proxy.host] += config.proxy.workers != 0 ? config.proxy.workers : cores;
+  }
+  for (const StorageNodeConfig& s : config.storage_nodes) pollers[s.host] += 1;
+  uint32_t busiest = 0;
+  for (const auto& [host, n] : pollers) busiest = std::max(busiest, n);
+  return busiest < cores ? kAutoSpinMicros : 0;
+}
+
+uint32_t UsableCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 std::string FormatClusterConfig(const ClusterConfig& config) {

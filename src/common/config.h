@@ -50,8 +50,9 @@ struct TransportConfig {
   // Largest two-sided or channel message accepted, 1KiB..1GiB. Default: 64MiB.
   uint64_t max_message_size = 64 * kMiB;
   // Microseconds every poll loop spins before it blocks, 0..1000000. 0 blocks
-  // at once. Default: 50.
-  uint32_t spin_us = 50;
+  // at once. kSpinAuto ("auto", the default): EffectiveSpinMicros decides.
+  static constexpr uint32_t kSpinAuto = 0xFFFF'FFFF;
+  uint32_t spin_us = kSpinAuto;
   // Milliseconds a connection to a peer may take, 1..3600000. Default: 5000.
   uint32_t connect_timeout_ms = 5000;
   // Message ring per connection and direction; a power of two, 4KiB..1GiB.
@@ -284,6 +285,18 @@ Result<ClusterConfig> LoadClusterConfig(const std::string& path);
 // Parses TOML text over the embedded default. `origin` names the text in
 // error messages and becomes ClusterConfig::origin.
 Result<ClusterConfig> ParseClusterConfig(std::string_view toml_text, std::string_view origin);
+
+// The poll loops' spin of transport.spin_us = "auto": kAutoSpinMicros when
+// the threads that poll on the cluster file's busiest host — its kv-nodes'
+// partitions, the proxy's workers (workers = 0: `cores`), one per storage
+// node — leave a core of `cores` free (fewer pollers than cores), else 0: a
+// thread spinning on a core another process's woken thread needs costs that
+// thread its latency (docs/configuration.md, "How the defaults are chosen").
+// A number of spin_us is returned as it is.
+inline constexpr uint32_t kAutoSpinMicros = 50;
+uint32_t EffectiveSpinMicros(const ClusterConfig& config, uint32_t cores);
+// The cores this process may run on (its CPU affinity mask), at least 1.
+uint32_t UsableCores();
 
 // The text of config/default.toml as embedded at build time.
 std::string_view DefaultClusterConfigText();

@@ -51,6 +51,9 @@ struct Setting {
   std::span<const std::string_view> choices = {};  // kChoice
   StringCheck check = nullptr;  // kString
   bool required = false;  // no default: the key must be present
+  // kInteger: the string "auto" is accepted too and stored as this value
+  // (outside [min, max]); 0 = no "auto".
+  uint64_t auto_value = 0;
 };
 
 // Every cluster setting, grouped by section, sections in the order

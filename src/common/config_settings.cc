@@ -71,9 +71,12 @@ const Setting<ClusterConfig> kClusterSettings[] = {
      .kind = Kind::kInteger,
      .field = RAMPART_FIELD(ClusterConfig, transport.spin_us),
      .doc = "Microseconds every poll loop spins before it blocks on its event fd. 0 blocks at "
-            "once; spinning longer cuts latency but takes CPU from neighbours.",
+            "once; spinning longer cuts latency but takes CPU from neighbours. `auto`: 50 when "
+            "the threads that poll on the cluster's busiest host (partitions, proxy workers, "
+            "storage nodes) are fewer than the machine's cores, else 0.",
      .min = 0,
-     .max = 1'000'000},
+     .max = 1'000'000,
+     .auto_value = TransportConfig::kSpinAuto},
     {.key = "transport.connect_timeout_ms",
      .kind = Kind::kInteger,
      .field = RAMPART_FIELD(ClusterConfig, transport.connect_timeout_ms),

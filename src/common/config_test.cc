@@ -33,7 +33,7 @@ TEST(ConfigTest, DefaultParses) {
   EXPECT_EQ(config->name, "local");
   EXPECT_EQ(config->transport.backend, "ucx");
   EXPECT_EQ(config->transport.max_message_size, 64 * kMiB);
-  EXPECT_EQ(config->transport.spin_us, 50u);
+  EXPECT_EQ(config->transport.spin_us, TransportConfig::kSpinAuto);
   EXPECT_EQ(config->transport.connect_timeout_ms, 5000u);
   EXPECT_EQ(config->transport.ring_bytes, kMiB);
   EXPECT_EQ(config->transport.registration_cache_bytes, 256 * kMiB);
@@ -290,7 +290,11 @@ TEST(ConfigErrorTest, TheFirstProblemInTheFileIsReported) {
 
 TEST(ConfigErrorTest, WrongTypes) {
   EXPECT_EQ(ErrorOf("[transport]\nspin_us = \"50\"\n"),
-            "c.toml:2:11: transport.spin_us must be an integer, got string \"50\"");
+            "c.toml:2:11: transport.spin_us must be an integer or \"auto\", got string \"50\"");
+  EXPECT_EQ(ErrorOf("[transport]\nspin_us = \"Auto\"\n"),
+            "c.toml:2:11: transport.spin_us must be an integer or \"auto\", got string \"Auto\"");
+  EXPECT_EQ(ErrorOf("[transport]\nconnect_timeout_ms = \"auto\"\n"),
+            "c.toml:2:22: transport.connect_timeout_ms must be an integer, got string \"auto\"");
   EXPECT_EQ(ErrorOf("[transport]\nbackend = 1\n"),
             "c.toml:2:11: transport.backend must be a string, got integer 1");
   EXPECT_EQ(ErrorOf("[transport]\nmax_message_size = 1.5\n"),
@@ -625,6 +629,34 @@ TEST(ConfigDocsTest, ConfigurationMdHasTheCurrentSettingsTable) {
       << "docs/configuration.md is out of date: replace its settings table with the output of "
          "`rampart config docs`";
 }
+
+// transport.spin_us = "auto": spin only where the pollers of the busiest
+// host leave a core free; a number is taken as it is.
+TEST(ConfigTest, AutoSpin) {
+  Result<ClusterConfig> config = ParseClusterConfig(
+      "[transport]\nspin_us = \"auto\"\n[kv]\npartitions_per_node = 2\n[proxy]\nworkers = 2\n"
+      "[[nodes]]\nid = 0\nhost = \"10.0.0.1\"\nport = 7000\n"
+      "[[nodes]]\nid = 1\nhost = \"10.0.0.2\"\nport = 7000\n",
+      "c.toml");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  // Busiest host 127.0.0.1 (the proxy): 2 pollers; the nodes' hosts 2 each.
+  EXPECT_EQ(EffectiveSpinMicros(*config, 2), 0u);
+  EXPECT_EQ(EffectiveSpinMicros(*config, 3), kAutoSpinMicros);
+  config->proxy.host = "10.0.0.1";  // now 4 pollers there
+  EXPECT_EQ(EffectiveSpinMicros(*config, 4), 0u);
+  EXPECT_EQ(EffectiveSpinMicros(*config, 5), kAutoSpinMicros);
+  config->proxy.workers = 0;  // one per core: never leaves a core free
+  EXPECT_EQ(EffectiveSpinMicros(*config, 64), 0u);
+  config->proxy.enabled = false;
+  EXPECT_EQ(EffectiveSpinMicros(*config, 3), kAutoSpinMicros);
+  config->transport.spin_us = 7;
+  EXPECT_EQ(EffectiveSpinMicros(*config, 1), 7u);
+  EXPECT_NE(FormatClusterConfig(*config).find("spin_us = 7\n"), std::string::npos);
+  config->transport.spin_us = TransportConfig::kSpinAuto;
+  EXPECT_NE(FormatClusterConfig(*config).find("spin_us = \"auto\"\n"), std::string::npos);
+  EXPECT_GE(UsableCores(), 1u);
+}
+
 
 }  // namespace
 }  // namespace rampart

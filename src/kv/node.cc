@@ -58,7 +58,7 @@ Result<std::unique_ptr<KvNode>> KvNode::Start(const ClusterConfig& config, uint3
   for (const PartitionAddress& address : node->partitions_) {
     internal::PartitionThreadOptions o;
     o.address = address;
-    o.fabric = transport::FabricOptionsFromConfig(config.transport);
+    o.fabric = transport::FabricOptionsFromConfig(config);
     o.executor = executor_options;
     o.arena_bytes = config.kv.arena_bytes;
     o.budget = budget;

@@ -7,7 +7,9 @@
 namespace rampart::transport {
 
 // REQUIRES: `config` was validated by LoadClusterConfig/ParseClusterConfig.
-FabricOptions FabricOptionsFromConfig(const TransportConfig& config);
+// transport.spin_us = "auto" becomes EffectiveSpinMicros on this machine's
+// cores.
+FabricOptions FabricOptionsFromConfig(const ClusterConfig& config);
 ChannelOptions ChannelOptionsFromConfig(const TransportConfig& config);
 
 }  // namespace rampart::transport

@@ -10,7 +10,7 @@ Result<ClientOptions> ClientOptionsFromConfig(const ClusterConfig& config,
   ClientOptions options;
   options.nodes = config.nodes;
   options.partitions_per_node = config.kv.partitions_per_node;
-  options.fabric = transport::FabricOptionsFromConfig(config.transport);
+  options.fabric = transport::FabricOptionsFromConfig(config);
   options.channel = transport::ChannelOptionsFromConfig(config.transport);
   options.address_cache_entries = config.client.address_cache_entries;
   if (!transport.empty()) {
