@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 
 #include "common/status.h"
 #include "proxy/commands_internal.h"
@@ -21,9 +22,13 @@ constexpr CommandSpec kCommands[] = {
     {"bitcount", -2, K::kRead, 1, 1, 1, i::BitCount},
     {"bitpos", -3, K::kRead, 1, 1, 1, i::BitPos},
     {"blmove", 6, K::kWrite, 1, 2, 1, i::BLMove},
+    {"blmpop", -5, K::kWrite, 0, 0, 1, i::BLMPop, nullptr, i::BlockingMultiPopKeys},
     {"blpop", -3, K::kWrite, 1, -2, 1, i::BLPop},
     {"brpop", -3, K::kWrite, 1, -2, 1, i::BRPop},
     {"brpoplpush", 4, K::kWrite, 1, 2, 1, i::BRPopLPush},
+    {"bzmpop", -5, K::kWrite, 0, 0, 1, i::BZMPop, nullptr, i::BlockingMultiPopKeys},
+    {"bzpopmax", -3, K::kWrite, 1, -2, 1, i::BZPopMax},
+    {"bzpopmin", -3, K::kWrite, 1, -2, 1, i::BZPopMin},
     {"client", -2, K::kConnection},
     {"command", -1, K::kConnection},
     {"config", -2, K::kConnection},
@@ -33,7 +38,7 @@ constexpr CommandSpec kCommands[] = {
     {"decrby", 3, K::kWrite, 1, 1, 1, i::IncrBy},
     {"del", -2, K::kWrite, 1, -1, 1, i::Del},
     {"discard", 1, K::kTransaction},
-    {"echo", 2, K::kConnection},
+    {"echo", 2, K::kConnection, 0, 0, 0, i::Ping},
     {"exec", 1, K::kTransaction},
     {"exists", -2, K::kRead, 1, -1, 1, i::Exists},
     {"expire", -3, K::kWrite, 1, 1, 1, i::Expire},
@@ -41,6 +46,7 @@ constexpr CommandSpec kCommands[] = {
     {"expiretime", 2, K::kRead, 1, 1, 1, i::Ttl},
     {"flushall", -1, K::kServer},
     {"flushdb", -1, K::kServer},
+    {"function", -2, K::kConnection},
     {"get", 2, K::kRead, 1, 1, 1, i::Get},
     {"getbit", 3, K::kRead, 1, 1, 1, i::GetBit},
     {"getdel", 2, K::kWrite, 1, 1, 1, i::GetDel},
@@ -73,6 +79,7 @@ constexpr CommandSpec kCommands[] = {
     {"linsert", 5, K::kWrite, 1, 1, 1, i::LInsert},
     {"llen", 2, K::kRead, 1, 1, 1, i::LLen},
     {"lmove", 5, K::kWrite, 1, 2, 1, i::LMove},
+    {"lmpop", -4, K::kWrite, 0, 0, 1, i::LMPop, nullptr, i::MultiPopKeys},
     {"lpop", -2, K::kWrite, 1, 1, 1, i::ListPop},
     {"lpos", -3, K::kRead, 1, 1, 1, i::LPos},
     {"lpush", -3, K::kWrite, 1, 1, 1, i::ListPush},
@@ -81,6 +88,7 @@ constexpr CommandSpec kCommands[] = {
     {"lrem", 4, K::kWrite, 1, 1, 1, i::LRem},
     {"lset", 4, K::kWrite, 1, 1, 1, i::LSet},
     {"ltrim", 4, K::kWrite, 1, 1, 1, i::LTrim},
+    {"memory", -2, K::kRead, 0, 0, 1, i::Memory, nullptr, i::MemoryKeys},
     {"mget", -2, K::kRead, 1, -1, 1, i::MGet},
     {"mset", -3, K::kWrite, 1, -1, 2, i::MSet, NeverRead},
     {"msetnx", -3, K::kWrite, 1, -1, 2, i::MSetNx},
@@ -90,7 +98,7 @@ constexpr CommandSpec kCommands[] = {
     {"pexpire", -3, K::kWrite, 1, 1, 1, i::Expire},
     {"pexpireat", -3, K::kWrite, 1, 1, 1, i::Expire},
     {"pexpiretime", 2, K::kRead, 1, 1, 1, i::Ttl},
-    {"ping", -1, K::kConnection},
+    {"ping", -1, K::kConnection, 0, 0, 0, i::Ping},
     {"psetex", 4, K::kWrite, 1, 1, 1, i::SetEx, NeverRead},
     {"pttl", 2, K::kRead, 1, 1, 1, i::Ttl},
     {"quit", -1, K::kConnection},
@@ -144,6 +152,7 @@ constexpr CommandSpec kCommands[] = {
     {"zintercard", -3, K::kRead, 0, 0, 1, i::ZInterCard, nullptr, i::ReplyAlgebraKeys},
     {"zinterstore", -4, K::kWrite, 0, 0, 1, i::ZInterStore, nullptr, i::StoreAlgebraKeys},
     {"zlexcount", 4, K::kRead, 1, 1, 1, i::ZLexCount},
+    {"zmpop", -4, K::kWrite, 0, 0, 1, i::ZMPop, nullptr, i::MultiPopKeys},
     {"zmscore", -3, K::kRead, 1, 1, 1, i::ZMScore},
     {"zpopmax", -2, K::kWrite, 1, 1, 1, i::ZPop},
     {"zpopmin", -2, K::kWrite, 1, 1, 1, i::ZPop},
@@ -224,8 +233,13 @@ bool ReplyIfError(const Status& s, resp::Writer& out) {
 
 Result<int64_t> ParseRandomCount(std::string_view s) {
   RAMPART_ASSIGN_OR_RETURN(int64_t count, ParseInt64(s));
+  if (count == std::numeric_limits<int64_t>::min()) {  // Redis's range is -LONG_MAX..LONG_MAX
+    return InvalidArgument(
+        "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
+  }
   if (count < -kMaxRandomCount || count > kMaxRandomCount) {
-    return InvalidArgument("ERR rampart: a count beyond ", kMaxRandomCount, " is not supported");
+    return InvalidArgument("ERR value is out of range: rampart takes counts from -", kMaxRandomCount,
+                           " to ", kMaxRandomCount);
   }
   return count;
 }

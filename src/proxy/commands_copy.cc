@@ -1,4 +1,4 @@
-// COPY, RENAME, RENAMENX and OBJECT, and the sweeper's internal commands.
+// COPY, RENAME, RENAMENX, OBJECT and MEMORY, and the sweeper's internal commands.
 // A string (or a whole-value hash / sorted set) is one stored value and is
 // copied as it is; a paged collection's page keys carry its user key
 // (docs/collections.md), so a copy or a rename writes the collection anew
@@ -151,6 +151,39 @@ void Object(Args args, DataView& data, resp::Writer& out) {
   auto encoding = EncodingOf(data, args[2], **v);
   if (ReplyIfError(encoding.status(), out)) return;
   out.Bulk(*encoding);
+}
+
+std::vector<std::string_view> MemoryKeys(Args args) {
+  if (args.size() < 3 || !EqualsNoCase(args[1], "usage")) return {};
+  return {args[2]};
+}
+
+// MEMORY USAGE key [SAMPLES count]: the bytes stored at the key — the key,
+// the value's header and payload; for a paged collection its header, not its
+// pages (docs/proxy.md). MEMORY HELP. Other subcommands are not served.
+void Memory(Args args, DataView& data, resp::Writer& out) {
+  const std::string_view sub = args[1];
+  if (EqualsNoCase(sub, "help") && args.size() == 2) {
+    out.Array(2);
+    out.Simple("MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
+    return out.Simple("USAGE <key> [SAMPLES <count>]");
+  }
+  if (!EqualsNoCase(sub, "usage") || args.size() < 3) {
+    return out.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", sub,
+                            "'. Try MEMORY HELP."));
+  }
+  if (args.size() != 3 && (args.size() != 5 || !EqualsNoCase(args[3], "samples"))) {
+    return out.Error("ERR syntax error");
+  }
+  if (args.size() == 5) {
+    auto samples = ParseInt64(args[4]);
+    if (ReplyIfError(samples.status(), out)) return;
+    if (*samples < 0) return out.Error("ERR syntax error");
+  }
+  auto v = data.Find(args[2]);
+  if (ReplyIfError(v.status(), out)) return;
+  if (!v->has_value()) return out.Null();
+  out.Integer(static_cast<int64_t>(args[2].size() + kStoredHeaderBytes + (*v)->payload.size()));
 }
 
 // ---- The sweeper's commands (worker_keyspace.cc) -----------------------------

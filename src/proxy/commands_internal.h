@@ -15,6 +15,7 @@
 #include "proxy/commands.h"
 #include "proxy/collection_scan.h"
 #include "proxy/page_tree.h"
+#include "proxy/zset.h"
 
 namespace rampart::proxy::internal {
 
@@ -74,15 +75,26 @@ RAMPART_PROXY_APPLY(Ttl);     // TTL, PTTL, EXPIRETIME, PEXPIRETIME
 RAMPART_PROXY_APPLY(Expire);  // EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT
 RAMPART_PROXY_APPLY(Persist);
 RAMPART_PROXY_APPLY(Type);
+RAMPART_PROXY_APPLY(Ping);    // PING, ECHO (touch no data; also queued inside MULTI)
 RAMPART_PROXY_APPLY(BLPop);   // commands_blocking.cc
 RAMPART_PROXY_APPLY(BRPop);
 RAMPART_PROXY_APPLY(BLMove);
 RAMPART_PROXY_APPLY(BRPopLPush);
+RAMPART_PROXY_APPLY(LMPop);
+RAMPART_PROXY_APPLY(BLMPop);
+RAMPART_PROXY_APPLY(ZMPop);
+RAMPART_PROXY_APPLY(BZMPop);
+RAMPART_PROXY_APPLY(BZPopMin);
+RAMPART_PROXY_APPLY(BZPopMax);
+std::vector<std::string_view> MultiPopKeys(Args args);          // [L|Z]MPOP numkeys key...
+std::vector<std::string_view> BlockingMultiPopKeys(Args args);  // B[L|Z]MPOP timeout numkeys key...
 RAMPART_PROXY_APPLY(Watch);
 RAMPART_PROXY_APPLY(Copy);    // commands_copy.cc
 RAMPART_PROXY_APPLY(Rename);  // RENAME, RENAMENX
 RAMPART_PROXY_APPLY(Object);
 std::vector<std::string_view> ObjectKeys(Args args);
+RAMPART_PROXY_APPLY(Memory);  // MEMORY USAGE, MEMORY HELP
+std::vector<std::string_view> MemoryKeys(Args args);
 // The sweeper's internal commands (not in the command table).
 RAMPART_PROXY_APPLY(DeleteIfExpired);
 RAMPART_PROXY_APPLY(DeleteStalePages);
@@ -167,6 +179,9 @@ bool SetNeedsRead(Args args);
 // ZUNION-like ones (numkeys key...): CommandSpec::keys_of.
 std::vector<std::string_view> StoreAlgebraKeys(Args args);
 std::vector<std::string_view> ReplyAlgebraKeys(Args args);
+// The keys of `numkeys key...` with numkeys at args[at] (none when it is not
+// a positive integer; at most the arguments there are).
+std::vector<std::string_view> NumKeysKeys(Args args, size_t at);
 
 // HSCAN / SSCAN / ZSCAN key cursor [MATCH pattern] [COUNT count]: opens the
 // collection with `open` (a Result<Collection-like>; its tree(s) through
@@ -222,5 +237,13 @@ Result<std::optional<std::vector<std::string>>> PopElements(DataView& data, std:
 // WRONGTYPE, nothing changed, when either holds another type.
 Result<std::optional<std::string>> MoveElement(DataView& data, std::string_view source,
                                                std::string_view destination, ListEnd from, ListEnd to);
+
+// ZPOPMIN / ZPOPMAX's core (commands_zsets.cc), shared with the multi-key
+// and blocking pops: pops up to `count` members at the low end of the sorted
+// set at `key` (max: the high end, highest first), deleting the key when it
+// empties. nullopt, nothing changed, when the key is absent; WRONGTYPE for
+// another type.
+Result<std::optional<Zset::Scored>> PopScored(DataView& data, std::string_view key, bool max,
+                                              uint64_t count);
 
 }  // namespace rampart::proxy::internal

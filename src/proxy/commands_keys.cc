@@ -154,4 +154,11 @@ void Type(Args args, DataView& data, resp::Writer& out) {
 
 void Watch(Args, DataView&, resp::Writer& out) { out.Simple("OK"); }
 
+// PING [message], ECHO message.
+void Ping(Args args, DataView& /*data*/, resp::Writer& out) {
+  if (CommandName(args) == "echo" || args.size() == 2) return out.Bulk(args[1]);
+  if (args.size() > 2) return out.Error("ERR wrong number of arguments for 'ping' command");
+  out.Simple("PONG");
+}
+
 }  // namespace rampart::proxy::internal

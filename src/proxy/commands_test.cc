@@ -217,7 +217,9 @@ TEST(CommandTable, EveryEntryIsFoundByItsNameAndDataCommandsApply) {
     EXPECT_EQ(FindCommand(upper), &spec) << upper;
     EXPECT_NE(spec.arity, 0) << spec.name;
     const bool data = spec.kind == CommandKind::kRead || spec.kind == CommandKind::kWrite;
-    EXPECT_EQ(spec.apply != nullptr, data) << spec.name;
+    // Data commands apply to a view; of the others only PING and ECHO do (queued in MULTI).
+    const bool queueable = spec.name == "ping" || spec.name == "echo";
+    EXPECT_EQ(spec.apply != nullptr, data || queueable) << spec.name;
     EXPECT_EQ(spec.first_key != 0 || spec.keys_of != nullptr, data) << spec.name;
   }
 }
@@ -655,7 +657,7 @@ TEST(CommandZset, ZscoreAndZcard) {
   const Store store = {{"z", Zset({{"a", 2.5}, {"b", 3}, {"c", -1e300}})}};
   ExpectCases(store, {{{"ZSCORE", "z", "a"}, Bulk("2.5")},
                       {{"ZSCORE", "z", "b"}, Bulk("3")},
-                      {{"ZSCORE", "z", "c"}, Bulk("-1e+300")},
+                      {{"ZSCORE", "z", "c"}, Bulk("-1.0000000000000001e+300")},
                       {{"ZSCORE", "z", "zz"}, kNil},
                       {{"ZCARD", "z"}, Int(3)},
                       {{"zcard", "absent"}, Int(0)}});

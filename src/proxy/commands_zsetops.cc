@@ -165,11 +165,10 @@ void AlgebraReply(Args args, DataView& data, resp::Writer& out, Op op) {
   ReplyScored(out, items, q->with_scores);
 }
 
-// The keys of args[at + 1 ...] counted by args[at], and args[1] when
-// `with_destination`.
-std::vector<std::string_view> CountedKeys(Args args, size_t at, bool with_destination) {
+}  // namespace
+
+std::vector<std::string_view> NumKeysKeys(Args args, size_t at) {
   std::vector<std::string_view> keys;
-  if (with_destination && args.size() > 1) keys.push_back(args[1]);
   if (args.size() <= at) return keys;
   auto n = ParseInt64(args[at]);
   if (!n.ok() || *n < 1) return keys;
@@ -177,10 +176,12 @@ std::vector<std::string_view> CountedKeys(Args args, size_t at, bool with_destin
   return keys;
 }
 
-}  // namespace
-
-std::vector<std::string_view> StoreAlgebraKeys(Args args) { return CountedKeys(args, 2, true); }
-std::vector<std::string_view> ReplyAlgebraKeys(Args args) { return CountedKeys(args, 1, false); }
+std::vector<std::string_view> StoreAlgebraKeys(Args args) {
+  std::vector<std::string_view> keys = NumKeysKeys(args, 2);
+  if (args.size() > 1) keys.insert(keys.begin(), args[1]);  // the destination
+  return keys;
+}
+std::vector<std::string_view> ReplyAlgebraKeys(Args args) { return NumKeysKeys(args, 1); }
 
 void ZUnionStore(Args args, DataView& data, resp::Writer& out) { AlgebraStore(args, data, out, Op::kUnion); }
 void ZInterStore(Args args, DataView& data, resp::Writer& out) { AlgebraStore(args, data, out, Op::kInter); }
@@ -191,10 +192,8 @@ void ZDiff(Args args, DataView& data, resp::Writer& out) { AlgebraReply(args, da
 
 // ZINTERCARD numkeys key... [LIMIT limit]
 void ZInterCard(Args args, DataView& data, resp::Writer& out) {
-  auto n = ParseInt64(args[1]);
+  auto n = ParseNumKeys(args, 1);  // zunionInterDiffGenericCommand's errors
   if (ReplyIfError(n.status(), out)) return;
-  if (*n < 1) return out.Error("ERR numkeys should be greater than 0");
-  if (static_cast<uint64_t>(*n) > args.size() - 2) return out.Error("ERR Number of keys can't be greater than number of args");
   int64_t limit = 0;
   for (size_t i = 2 + static_cast<size_t>(*n); i < args.size(); ++i) {
     if (EqualsNoCase(args[i], "limit") && i + 1 < args.size()) {

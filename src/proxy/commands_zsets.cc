@@ -205,6 +205,21 @@ void ZRank(Args args, DataView& data, resp::Writer& out) {
   out.Integer(static_cast<int64_t>(rev ? z->size() - 1 - *rank : *rank));
 }
 
+Result<std::optional<Zset::Scored>> PopScored(DataView& data, std::string_view key, bool max,
+                                              uint64_t count) {
+  RAMPART_ASSIGN_OR_RETURN(Zset z, Zset::Open(data, key));
+  if (!z.exists()) return std::optional<Zset::Scored>();
+  const uint64_t n = std::min(count, z.size());
+  const uint64_t first = max ? z.size() - n : 0;
+  const RankRange range{first, first + n};
+  RAMPART_ASSIGN_OR_RETURN(Zset::Scored popped, z.ScoreOrderRange(range, max));
+  if (n > 0) {
+    RAMPART_RETURN_IF_ERROR(z.EraseScoreOrderRange(range, popped));
+    RAMPART_RETURN_IF_ERROR(z.Save());
+  }
+  return std::optional<Zset::Scored>(std::move(popped));
+}
+
 // ZPOPMIN / ZPOPMAX key [count]
 void ZPop(Args args, DataView& data, resp::Writer& out) {
   int64_t count = 1;
@@ -214,18 +229,11 @@ void ZPop(Args args, DataView& data, resp::Writer& out) {
     if (*c < 0) return out.Error("ERR value is out of range, must be positive");
     count = *c;
   }
-  auto z = Zset::Open(data, args[1]);
-  if (ReplyIfError(z.status(), out)) return;
   const bool max = EqualsNoCase(args[0], "zpopmax");
-  const uint64_t n = std::min<uint64_t>(static_cast<uint64_t>(count), z->size());
-  const uint64_t first = max ? z->size() - n : 0;
-  const RankRange range{first, first + n};
-  auto popped = z->ScoreOrderRange(range, max);
-  if (ReplyIfError(popped.status(), out)) return;
-  if (n > 0) {
-    if (ReplyIfError(z->EraseScoreOrderRange(range, *popped), out)) return;
-    if (ReplyIfError(z->Save(), out)) return;
-  }
+  auto found = PopScored(data, args[1], max, static_cast<uint64_t>(count));
+  if (ReplyIfError(found.status(), out)) return;
+  const Zset::Scored none;
+  const Zset::Scored* popped = found->has_value() ? &**found : &none;
   // RESP3 gives a count's pops as pairs, a single pop flat.
   if (args.size() == 3 || out.protocol() < 3) return ReplyScored(out, *popped, true);
   out.Array(popped->empty() ? 0 : 2);
@@ -265,7 +273,7 @@ void ZScan(Args args, DataView& data, resp::Writer& out) {
       args, out, [&] { return Zset::Open(data, args[1]); }, [](Zset& z) -> PageTree& { return z.by_member(); },
       2, [](const TreeEntry& e, resp::Writer& w) {
         w.Bulk(e.key);
-        w.Bulk(FormatScore(ScoreOfValue(e.value)));
+        w.Bulk(FormatScanScore(ScoreOfValue(e.value)));
       });
 }
 

@@ -65,6 +65,12 @@ class DataView {
   bool may_block() const { return may_block_; }
   void Block() { blocked_ = true; }
   bool blocked() const { return blocked_; }
+  // The command runs again after a write woke its parked session. Redis
+  // serves a blocked client only from a key that holds the type it waits
+  // for, so a woken blocking command passes over a waited key of another
+  // type (where its first run answered WRONGTYPE).
+  void set_woken(bool woken) { woken_ = woken; }
+  bool woken() const { return woken_; }
 
   struct Entry {
     std::optional<std::string> stored;  // nullopt: absent (a delete when dirty)
@@ -81,6 +87,7 @@ class DataView {
   std::vector<std::string> missing_;
   bool may_block_ = false;
   bool blocked_ = false;
+  bool woken_ = false;
 };
 
 }  // namespace rampart::proxy

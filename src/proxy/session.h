@@ -64,7 +64,7 @@ struct Session {
   };
   std::vector<Watched> watched;
 
-  // A blocking command (BLPOP, BRPOP, BLMOVE) at the front of `queue` that
+  // A blocking command (BLPOP, BLMOVE, BZPOPMIN, BLMPOP, ...) at the front of `queue` that
   // found nothing to pop: the session takes no commands until a write to
   // one of `park_slots` (lock-table slots of its keys) moves the slot's
   // write epoch past `park_epochs`, or until `park_deadline_ms` (0: never),
@@ -74,6 +74,7 @@ struct Session {
   uint64_t park_deadline_ms = 0;
   std::vector<uint32_t> park_slots;
   std::vector<uint32_t> park_epochs;
+  uint64_t park_seq = 0;  // its place among the blocked clients (0: none)
 
   // Close once `out` is written (QUIT, a protocol error).
   bool closing = false;

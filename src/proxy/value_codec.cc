@@ -313,54 +313,17 @@ Result<ScoreBound> ParseScoreBound(std::string_view s) {
 std::string FormatScore(double score) {
   if (std::isinf(score)) return score > 0 ? "inf" : "-inf";
   if (score == 0) return "0";  // -0 too
-  // Whole numbers Redis prints as integers (its double2ll range).
+  char buf[32];
+  const int n = std::snprintf(buf, sizeof(buf), "%.17g", score);
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+std::string FormatScanScore(double score) {
   constexpr double kIntegerLimit = static_cast<double>(std::numeric_limits<int64_t>::max() / 2);
   if (score >= -kIntegerLimit && score <= kIntegerLimit && std::trunc(score) == score) {
-    return std::to_string(static_cast<int64_t>(score));
+    return std::to_string(static_cast<int64_t>(score));  // double2ll's range; zeros too
   }
-
-  // Shortest round-trip digits: "-d.ddde±x" → sign, digits, decimal exponent.
-  char buf[40];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), score, std::chars_format::scientific);
-  const std::string_view sci(buf, end - buf);
-  const size_t e_at = sci.find('e');
-  const bool negative = sci[0] == '-';
-  std::string digits;
-  for (char c : sci.substr(0, e_at)) {
-    if (c >= '0' && c <= '9') digits.push_back(c);
-  }
-  int exp10 = 0;  // the value is d.ddd × 10^exp10
-  std::from_chars(sci.data() + e_at + (sci[e_at + 1] == '+' ? 2 : 1), sci.data() + sci.size(), exp10);
-
-  // fpconv_dtoa's layout: value = digits × 10^k.
-  const int n = static_cast<int>(digits.size());
-  const int k = exp10 - (n - 1);
-  const int abs_exp = exp10 < 0 ? -exp10 : exp10;
-  std::string out = negative ? "-" : "";
-  if (k >= 0 && abs_exp < n + 7) {
-    out += digits;
-    out.append(k, '0');
-  } else if (k < 0 && (k > -7 || abs_exp < 4)) {
-    const int int_digits = n + k;
-    if (int_digits <= 0) {
-      out += "0.";
-      out.append(-int_digits, '0');
-      out += digits;
-    } else {
-      out.append(digits, 0, int_digits);
-      out += '.';
-      out.append(digits, int_digits);
-    }
-  } else {
-    out += digits[0];
-    if (n > 1) {
-      out += '.';
-      out.append(digits, 1);
-    }
-    out += exp10 < 0 ? "e-" : "e+";
-    out += std::to_string(abs_exp);
-  }
-  return out;
+  return FormatScore(score);
 }
 
 Result<int64_t> ParseInt64(std::string_view s) {

@@ -154,13 +154,15 @@ Result<double> ParseScore(std::string_view s);
 // Stricter than Redis, which takes strtod's leftovers: "" and "(" as 0, leading
 // spaces, and out-of-range values as ±inf.
 Result<ScoreBound> ParseScoreBound(std::string_view s);
-// How Redis (7.2+, d2string) replies a score: "inf", "-inf"; zeros as "0"
-// (Redis 7.0 replies -0 as "0" too); whole numbers up to 2^62 as integers
-// ("3", "-594971599", "10000000000"); else the shortest decimal that reads back
-// as the same double, laid out as Redis's fpconv_dtoa does: plain when it has
-// few zeros to write ("1.5", "0.0001", "12345678901234000000"), else exponent
-// form ("1e+300", "1e-7", "1.2345678e-4").
+// How Redis 7.0 replies a score (addReplyDouble): "inf", "-inf", zeros as
+// "0", else printf's "%.17g" — 17 significant digits, which read back as the
+// same double ("1.5", "3", "0.10000000000000001", "1e+17", "1e-07" is
+// "9.9999999999999995e-08").
 std::string FormatScore(double score);
+// How Redis 7.0's ZSCAN writes a score (d2string, as its listpacks store
+// them): whole numbers within ±2^62 as integers ("100000000000000000" for
+// 1e17), else as FormatScore.
+std::string FormatScanScore(double score);
 // Redis's string2ll: strict base-10 int64 — optional '-', no '+', no spaces, no
 // leading zeros ("-0" and "01" rejected), no overflow →
 // InvalidArgument("ERR value is not an integer or out of range").

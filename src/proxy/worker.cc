@@ -317,6 +317,7 @@ void Worker::Close(int fd) {
   auto it = sessions_.find(fd);
   if (it == sessions_.end()) return;
   if (it->second->parked) Unpark(*it->second);
+  DequeueWaiter(*it->second);
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
   ::close(fd);
   sessions_.erase(it);

@@ -66,6 +66,18 @@ struct SharedState {
   // the workers run; read-only after).
   std::atomic<uint32_t> parked{0};
   std::vector<int> wake_fds;
+  // Blocked clients are served first come, first served (as Redis does):
+  // per lock slot, its waiters in the order they first parked, each with
+  // the slot's write epoch it last ran at. A woken waiter runs only when
+  // every older waiter of the slots written since has run at the slot's
+  // current epoch (worker_block.cc, Worker::FirstInLine).
+  struct Waiter {
+    uint64_t seq = 0;
+    uint32_t ran_epoch = 0;
+  };
+  std::mutex waiters_mutex;
+  std::unordered_map<uint32_t, std::vector<Waiter>> waiters;  // guarded by waiters_mutex
+  std::atomic<uint64_t> next_waiter_seq{1};
 
   // CONFIG SET values of the parameters it takes without effect
   // (worker_config.cc), shared by the workers.
@@ -145,6 +157,12 @@ class Worker {
   // Pokes every worker's wake_fd (after writes, when sessions are parked).
   void WakeParked();
   void Unpark(Session& s);
+  // The waiter queues (SharedState::waiters): join or update them at a park,
+  // leave them when the blocking command is done, and whether a woken
+  // session's turn has come.
+  void QueueWaiter(Session& s);
+  void DequeueWaiter(Session& s);
+  bool FirstInLine(const Session& s);
   void ApplyCommands(Job& job);
   static void ApplyTo(Job& job, DataView& view);
   // Guesses, from page_cache_, the pages the job's commands will need, so
@@ -171,6 +189,7 @@ class Worker {
   void CommandCommand(const Command& c, resp::Writer& out);
   // worker_config.cc.
   void ConfigCommand(const Command& c, resp::Writer& out);
+  void FunctionCommand(const Command& c, resp::Writer& out);
   void ConfigSet(const Command& c, resp::Writer& out);
   std::vector<std::pair<std::string, std::string>> ConfigValues() const;
   std::string Info(std::string_view section, std::optional<uint64_t> keys,

@@ -1,9 +1,11 @@
-// Blocking commands (BLPOP, BRPOP, BLMOVE): a command that finds nothing to
+// Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN,
+// BZPOPMAX, BZMPOP): a command that finds nothing to
 // pop parks its session — the command goes back to the front of the queue
 // and the session takes nothing until a write to one of its keys (seen as a
 // change of the keys' lock-table write epochs, LockTable::BumpEpochs) or its
-// timeout. A woken command simply runs again: it pops if something is there
-// now, or parks again with its first deadline. Writers on any worker poke
+// timeout. A woken command simply runs again, when its turn has come among
+// the clients blocked on the same keys (first come, first served): it pops
+// if something is there now, or parks again with its first deadline. Writers on any worker poke
 // every worker's wake_fd when sessions are parked, so a parked session of an
 // idle worker wakes without polling.
 #include <sys/eventfd.h>
@@ -17,10 +19,12 @@
 namespace rampart::proxy {
 namespace {
 
-// The timeout of a blocking command (its last argument, seconds; validated
-// by the command) as a deadline; 0: none.
+// The timeout of a blocking command (seconds, validated by the command: the
+// first argument of BLMPOP and BZMPOP, the last of the others) as a deadline;
+// 0: none.
 uint64_t DeadlineOf(const Command& c, uint64_t now_ms) {
-  const double seconds = std::strtod(c.args.back().c_str(), nullptr);
+  const bool first = c.spec->name == "blmpop" || c.spec->name == "bzmpop";
+  const double seconds = std::strtod((first ? c.args[1] : c.args.back()).c_str(), nullptr);
   if (!(seconds > 0)) return 0;
   return now_ms + static_cast<uint64_t>(std::ceil(seconds * 1000));
 }
@@ -54,6 +58,57 @@ void Worker::Park(Job& job) {
   s.parked = true;
   ++parked_here_;
   ++shared_.parked;
+  QueueWaiter(s);
+}
+
+void Worker::QueueWaiter(Session& s) {
+  std::lock_guard lock(shared_.waiters_mutex);
+  const bool first_park = s.park_seq == 0;
+  if (first_park) s.park_seq = shared_.next_waiter_seq.fetch_add(1);
+  for (size_t i = 0; i < s.park_slots.size(); ++i) {
+    std::vector<SharedState::Waiter>& line = shared_.waiters[s.park_slots[i]];
+    if (first_park) {
+      line.push_back({s.park_seq, s.park_epochs[i]});
+      continue;
+    }
+    for (SharedState::Waiter& w : line) {
+      if (w.seq == s.park_seq) w.ran_epoch = s.park_epochs[i];
+    }
+  }
+}
+
+void Worker::DequeueWaiter(Session& s) {
+  if (s.park_seq == 0) return;
+  bool others = false;
+  {
+    std::lock_guard lock(shared_.waiters_mutex);
+    for (uint32_t slot : s.park_slots) {
+      auto it = shared_.waiters.find(slot);
+      if (it == shared_.waiters.end()) continue;
+      std::erase_if(it->second, [&](const SharedState::Waiter& w) { return w.seq == s.park_seq; });
+      if (it->second.empty()) {
+        shared_.waiters.erase(it);
+      } else {
+        others = true;
+      }
+    }
+  }
+  s.park_seq = 0;
+  if (others) WakeParked();  // a younger waiter may be next now
+}
+
+bool Worker::FirstInLine(const Session& s) {
+  std::lock_guard lock(shared_.waiters_mutex);
+  for (uint32_t slot : s.park_slots) {
+    auto it = shared_.waiters.find(slot);
+    if (it == shared_.waiters.end()) continue;
+    const uint32_t now = shared_.locks.Epoch(slot);
+    for (const SharedState::Waiter& w : it->second) {
+      if (w.seq == s.park_seq) break;
+      if (w.ran_epoch != now) return false;  // an older waiter has not seen this write yet
+    }
+  }
+  return true;
 }
 
 void Worker::Unpark(Session& s) {
@@ -72,13 +127,14 @@ int Worker::CheckParked() {
     for (size_t i = 0; i < s.park_slots.size(); ++i) {
       written = written || shared_.locks.Epoch(s.park_slots[i]) != s.park_epochs[i];
     }
-    if (written) {
+    if (written && FirstInLine(s)) {
       Unpark(s);  // runs again in the next turn
     } else if (s.park_deadline_ms != 0 && now >= s.park_deadline_ms) {
       Unpark(s);
       s.out += TimeoutReply(s.queue.front(), s.protocol);
       s.queue.pop_front();
       s.park_started = false;
+      DequeueWaiter(s);
     } else if (s.park_deadline_ms != 0 && (next == 0 || s.park_deadline_ms < next)) {
       next = s.park_deadline_ms;
     }

@@ -52,12 +52,10 @@ void Worker::ConnectionCommand(Session& s, const Command& c, std::string& reply)
   out.SetProtocol(s.protocol);
   const std::string_view name = c.spec->name;
   const auto& a = c.args;
-  if (name == "ping") {
-    if (a.size() > 2) return out.Error("ERR wrong number of arguments for 'ping' command");
-    if (a.size() == 2) return out.Bulk(a[1]);
-    return out.Simple("PONG");
+  if (name == "ping" || name == "echo") {
+    DataView none(NowMs(), 0);  // they touch no data
+    return c.spec->apply(c.Views(), none, out);
   }
-  if (name == "echo") return out.Bulk(a[1]);
   if (name == "time") {  // [unix seconds, microseconds within the second] as bulk strings
     const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(
                            std::chrono::system_clock::now().time_since_epoch())
@@ -97,6 +95,7 @@ void Worker::ConnectionCommand(Session& s, const Command& c, std::string& reply)
   if (name == "client") return ClientCommand(s, c, out);
   if (name == "command") return CommandCommand(c, out);
   if (name == "config") return ConfigCommand(c, out);
+  if (name == "function") return FunctionCommand(c, out);
   out.Error(StrCat("ERR rampart: ", name, " is not handled"));
 }
 
@@ -309,7 +308,8 @@ std::string Worker::Info(std::string_view section, std::optional<uint64_t> keys,
   }
   if (want("clients")) {
     text += StrCat("# Clients\r\nconnected_clients:", shared_.connected.load(),
-                   "\r\nmaxclients:", pc.max_clients, "\r\n\r\n");
+                   "\r\nmaxclients:", pc.max_clients,
+                   "\r\nblocked_clients:", shared_.parked.load(), "\r\n\r\n");
   }
   if (want("stats")) {
     const uint64_t turns = shared_.turns.load();

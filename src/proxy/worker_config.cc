@@ -1,4 +1,4 @@
-// CONFIG GET / SET / RESETSTAT. rampart's settings live in the cluster file
+// CONFIG GET / SET / RESETSTAT, and FUNCTION (below). rampart's settings live in the cluster file
 // (docs/configuration.md); CONFIG reports the ones Redis clients ask about.
 // The tuning parameters of Redis that have no meaning here — encoding
 // thresholds, lazy freeing, persistence of a single server, sampling — are
@@ -127,6 +127,29 @@ void Worker::ConfigSet(const Command& c, resp::Writer& out) {
   std::lock_guard<std::mutex> lock(shared_.config_mutex);
   for (size_t n = 2; n < a.size(); n += 2) shared_.config_set[Lower(a[n])] = a[n + 1];
   out.Simple("OK");
+}
+
+
+// FUNCTION: rampart runs no scripts, so no library can exist. FLUSH and LIST
+// answer as on a server without libraries (clients and test harnesses send
+// FUNCTION FLUSH to start clean); LOAD and RESTORE are refused.
+void Worker::FunctionCommand(const Command& c, resp::Writer& out) {
+  const auto& a = c.args;
+  const std::string sub = Lower(a[1]);
+  if (sub == "flush") {
+    if (a.size() > 3 || (a.size() == 3 && Lower(a[2]) != "async" && Lower(a[2]) != "sync")) {
+      return out.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
+    }
+    return out.Simple("OK");
+  }
+  if (sub == "list") return out.Array(0);
+  if (sub == "kill") return out.Error("NOTBUSY No scripts in execution currently.");
+  if (sub == "delete" && a.size() == 3) return out.Error("ERR Library not found");
+  if (sub == "load" || sub == "restore") {
+    return out.Error("ERR rampart: functions and scripts are not supported");
+  }
+  out.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", a[1],
+                   "'. Try FUNCTION HELP."));
 }
 
 }  // namespace rampart::proxy

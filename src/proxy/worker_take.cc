@@ -124,7 +124,8 @@ bool Worker::TakeCommand(Session& s, std::vector<Job>& jobs, TurnState& state) {
     return true;
   }
   if (s.in_multi && kind != CommandKind::kTransaction && name != "quit") {
-    if (kind == CommandKind::kConnection || kind == CommandKind::kServer) {
+    const bool queueable = kind == CommandKind::kConnection && c.spec->apply != nullptr;  // PING, ECHO
+    if ((kind == CommandKind::kConnection && !queueable) || kind == CommandKind::kServer) {
       return Refuse(s, jobs, StrCat("ERR rampart: ", name, " inside MULTI is not supported"));
     }
     s.multi.push_back(std::move(c));
@@ -208,7 +209,7 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
     for (std::string_view k : KeysOf(*cmd.spec, v)) j.keys.push_back(k);
     if (cmd.spec->kind == CommandKind::kRead) {
       reads = true;
-    } else {
+    } else if (cmd.spec->kind == CommandKind::kWrite) {
       writes = true;
       j.needs_read = j.needs_read || NeedsRead(*cmd.spec, v);
     }
@@ -220,6 +221,13 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
     reads = true;
   }
   j.needs_read = j.needs_read || (reads && writes);
+  if (!reads && !writes) {  // a block of PINGs and ECHOs: nothing to read or write
+    DataView none(NowMs(), 0);
+    ApplyTo(j, none);
+    s.in_multi = false;
+    Answer(s, jobs, std::move(j.reply));  // for the EXEC
+    return true;
+  }
   auto put_back = [&] {  // not this turn: the block (or command) returns to the session
     if (multi) {
       s.multi = std::move(j.commands);

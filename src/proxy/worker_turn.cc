@@ -14,6 +14,7 @@ void Worker::Turn() {
   for (Job& j : jobs) {
     if (j.kind == Job::Kind::kParked) continue;  // RunJobs parked it
     j.session->park_started = false;
+    DequeueWaiter(*j.session);  // a blocking command that is done
     j.session->out += j.reply;
     for (Job& f : j.followers) f.session->out += f.reply;
   }
@@ -83,6 +84,7 @@ void Worker::ApplyTo(Job& job, DataView& view) {
 
 void Worker::ApplyCommands(Job& job) {
   job.view->set_may_block(!job.multi && job.followers.empty());
+  job.view->set_woken(job.view->may_block() && job.session->park_started);
   ApplyTo(job, *job.view);
   for (Job& f : job.followers) ApplyTo(f, *job.view);
   if (job.view->blocked()) job.kind = Job::Kind::kParked;
