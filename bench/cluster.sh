@@ -11,6 +11,8 @@
 #                            the two steps of start_cluster, for callers that
 #                            write their own cluster file
 #   stop_cluster             SIGTERM by PID and wait
+#   stop_up_children         SIGKILL what `up` started, after `up` itself was killed
+#   wait_ping PORT WHAT PID  up to 10 s for a redis PONG on 127.0.0.1:PORT
 # Callers set nodes, partitions, spin_us and cluster_name first.
 
 bench_init() {
@@ -119,6 +121,29 @@ wait_up_ready() {  # up to 20 s for `up` to print "ready"; fails early when it e
     sleep 0.1
   done
   grep -q '^ready' "$tmp/up.log"
+}
+
+wait_ping() {  # PORT WHAT PID: up to 10 s for PONG on 127.0.0.1:PORT
+  local port=$1 what=$2 pid=$3 i
+  for i in $(seq 1 100); do
+    if [ "$(redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null)" = PONG ]; then return 0; fi
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "$(basename "$0"): $what on port $port did not answer PING" >&2
+  return 1
+}
+
+stop_up_children() {  # after `up` itself had to be killed: SIGKILL the children it reported
+  # in $tmp/up.log, only those that still run our copy of the binary ($tmp/rampart)
+  local child
+  [ -f "$tmp/up.log" ] || return 0
+  for child in $(grep -o 'pid [0-9]\+' "$tmp/up.log" | awk '{print $2}'); do
+    if kill -0 "$child" 2>/dev/null && tr '\0' ' ' < "/proc/$child/cmdline" 2>/dev/null | grep -q "^$tmp/rampart "; then
+      echo "$(basename "$0"): child $child of up still runs: SIGKILL" >&2
+      kill -KILL "$child" 2>/dev/null || true
+    fi
+  done
 }
 
 stop_cluster() {

@@ -104,16 +104,6 @@ stop_all() {
   pid_names=()
 }
 
-stop_up_children() {
-  local child
-  [ -f "$tmp/up.log" ] || return 0
-  for child in $(grep -o 'pid [0-9]\+' "$tmp/up.log" | awk '{print $2}'); do
-    if kill -0 "$child" 2>/dev/null && tr '\0' ' ' < "/proc/$child/cmdline" 2>/dev/null | grep -q "^$tmp/rampart "; then
-      echo "proxy.sh: child $child of up still runs: SIGKILL" >&2
-      kill -KILL "$child" 2>/dev/null || true
-    fi
-  done
-}
 
 cleanup() {
   if [ -n "$client_pid" ]; then stop_pid "$client_pid"; fi
@@ -138,17 +128,6 @@ wait_child() {  # PID: its exit status
 started_pid() {  # NAME: records $! for the cleanup
   pids+=("$!")
   pid_names+=("$1")
-}
-
-wait_ping() {  # PORT WHAT PID: up to 10 s for PONG on 127.0.0.1:PORT
-  local port=$1 what=$2 pid=$3 i
-  for i in $(seq 1 100); do
-    if [ "$(redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null)" = PONG ]; then return 0; fi
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  echo "proxy.sh: $what on port $port did not answer PING" >&2
-  return 1
 }
 
 start_redis() {  # PORT NAME [FSYNC: everysec|always, for an AOF in DATA_DIR]

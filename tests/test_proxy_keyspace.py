@@ -6,7 +6,8 @@ sets), RANDOMKEY (an existing key; nil on an empty db is not testable on a
 shared db), COPY (REPLACE, DB 0, every type small and large, with its TTL),
 RENAME / RENAMENX (the TTL moves, the same name, a destination of another
 type), OBJECT ENCODING / FREQ / REFCOUNT / IDLETIME / HELP as far as Redis
-and the proxy agree (an encoding is only one of Redis's names), CONFIG SET
+and the proxy agree (an encoding is only one of Redis's names), MEMORY USAGE
+(an integer, nil for a missing key; SAMPLES) and MEMORY HELP, CONFIG SET
 of Redis's tuning parameters (read back by CONFIG GET; all or nothing), and
 active expiry: keys with a TTL of 50..200 ms leave DBSIZE, KEYS and SCAN
 without being touched. rampart only (proxy_targets("rampart")): user keys
@@ -401,6 +402,53 @@ def test_object(r, c, key):
     for sub in (b"ENCODING", b"FREQ", b"IDLETIME", b"REFCOUNT"):
         assert sub + b" <key>" in help_lines, sub
     assert error_text(c.call("OBJECT")) == ARITY.format("object")
+
+
+# ---------------------------------------------------------------------------
+# MEMORY
+
+MEMORY_HELP_FIRST = b"MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
+
+
+def test_memory_usage(r, c, key):
+    """MEMORY USAGE answers an integer for a key of any type (the sizes are
+    the server's own: only compared with each other), nil for a missing one."""
+    assert c.call("MEMORY", "USAGE", key("missing")) is None
+    assert c.call("MEMORY", "USAGE", key("missing"), "SAMPLES", "5") is None
+    assert r.memory_usage(key("missing")) is None
+    r.set(key("small"), "s")
+    r.set(key("large"), "x" * 1000)
+    small = c.call("MEMORY", "USAGE", key("small"))
+    large = c.call("MEMORY", "USAGE", key("large"))
+    assert isinstance(small, int) and small > 0, small
+    assert isinstance(large, int) and large >= 1000 and large > small, (small, large)
+    for kind in KINDS[1:]:
+        k = key(kind)
+        fill(r, k, kind, 3)
+        for args in ((), ("SAMPLES", "0"), ("SAMPLES", "5"), ("samples", "1")):
+            used = c.call("MEMORY", "USAGE", k, *args)
+            assert isinstance(used, int) and used > 0, (kind, args, used)
+    assert c.call("MEMORY", "usage", key("small")) == small  # any case
+    assert r.memory_usage(key("large"), samples=5) == large  # redis-py's form
+    assert r.get(key("large")) == "x" * 1000  # nothing changed
+
+
+def test_memory_errors_and_help(c, key):
+    k = key()
+    c.call("SET", k, "v")
+    expected = {
+        ("USAGE", k, "SAMPLES", "-1"): SYNTAX,
+        ("USAGE", k, "SAMPLES", "x"): NOT_INTEGER,
+        ("USAGE", k, "SAMPLES"): SYNTAX,
+        ("USAGE", k, "FOO", "1"): SYNTAX,
+    }
+    for args, text in expected.items():
+        assert error_text(c.call("MEMORY", *args)) == text, args
+    assert error_text(c.call("MEMORY")) == ARITY.format("memory")
+    help_lines = c.call("MEMORY", "HELP")
+    assert help_lines[0] == MEMORY_HELP_FIRST
+    assert b"USAGE <key> [SAMPLES <count>]" in help_lines
+    assert c.call("MEMORY", "help")[0] == MEMORY_HELP_FIRST
 
 
 # ---------------------------------------------------------------------------

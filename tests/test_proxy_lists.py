@@ -1,9 +1,11 @@
 """Lists through the Redis-protocol proxy, with Redis 7.0 semantics: LPUSH /
 RPUSH / LPUSHX / RPUSHX, LPOP / RPOP (with and without a count), LLEN,
-LRANGE, LINDEX, LSET, LINSERT, LREM, LTRIM, LPOS, LMOVE / RPOPLPUSH, the
-blocking BLPOP / BRPOP / BLMOVE (immediate data, timeouts, a client woken by
-another client's push), wrong types and exact error texts, and lists of
-5000 elements (many pages) checked against a Python model.
+LRANGE, LINDEX, LSET, LINSERT, LREM, LTRIM, LPOS, LMOVE / RPOPLPUSH, LMPOP,
+the blocking BLPOP / BRPOP / BLMOVE / BLMPOP (immediate data, timeouts, a
+client woken by another client's push, nil at once inside MULTI, a client
+that stays blocked while its key holds a string), wrong types and exact
+error texts, and lists of 5000 elements (many pages) checked against a
+Python model.
 
 Targets as in test_proxy.py: a real redis-server ("redis", the reference
 these expectations were validated against, 7.0.15) and the proxy of a
@@ -16,8 +18,8 @@ import time
 import pytest
 import redis
 
-from proxy_helpers import (Raw, client, error_text, in_thread, joined, key, r,  # noqa: F401
-                           rank_slice, rb)
+from proxy_helpers import (Raw, client, encode, error_text, in_thread, joined, key,  # noqa: F401
+                           r, rank_slice, rb)
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 
@@ -484,6 +486,199 @@ def test_blocking_pops_inside_multi_do_not_block(r, key):
     t0 = time.monotonic()
     assert p.execute() == [None, None, None, 1, (k, "a")]
     assert time.monotonic() - t0 < 1.0
+
+
+# ---------------------------------------------------------------------------
+# LMPOP and BLMPOP
+
+def test_lmpop(r, key):
+    a, b, c = key("a"), key("b"), key("c")
+    r.rpush(b, "b1", "b2", "b3")
+    r.rpush(c, "c1")
+    # From the first key that has elements; a missing key is passed over.
+    assert r.lmpop(3, a, b, c, direction="LEFT") == [b, ["b1"]]
+    assert r.lmpop(3, a, b, c, direction="RIGHT", count=1) == [b, ["b3"]]
+    assert r.lmpop(2, b, c, direction="LEFT", count=5) == [b, ["b2"]]  # fewer than count: all
+    assert r.exists(b) == 0  # emptied: gone
+    assert r.lmpop(3, a, b, c, direction="RIGHT", count=2) == [c, ["c1"]]
+    assert r.lmpop(3, a, b, c, direction="LEFT") is None  # nothing anywhere: nil
+    assert r.exists(a, b, c) == 0
+    r.rpush(a, *"abcdef")
+    assert r.lmpop(1, a, direction="LEFT", count=2) == [a, ["a", "b"]]
+    assert r.lmpop(1, a, direction="RIGHT", count=3) == [a, ["f", "e", "d"]]  # tail first
+    assert r.execute_command("LMPOP", 1, a, "left", "count", 1) == [a, ["c"]]  # any case
+    assert r.exists(a) == 0
+
+
+def test_lmpop_raw(redis_target, key):
+    """On the wire: [key, [elements]], and a nil array when every list is empty."""
+    a, b = key("a"), key("b")
+    with Raw(redis_target) as c:
+        c.send(encode("LMPOP", 2, a, b, "LEFT"))
+        assert c.line() == b"*-1"
+        assert c.call("RPUSH", b, "x", "y", "z") == 3
+        assert c.call("LMPOP", 2, a, b, "LEFT") == [b.encode(), [b"x"]]
+        assert c.call("LMPOP", 2, a, b, "RIGHT", "COUNT", 5) == [b.encode(), [b"z", b"y"]]
+        assert c.call("EXISTS", b) == 0
+
+
+def test_lmpop_errors(redis_target, key):
+    k, s = key("list"), key("str")
+    with Raw(redis_target) as c:
+        c.call("RPUSH", k, "a", "b")
+        c.call("SET", s, "v")
+        expected = {
+            ("0", k, "LEFT"): "ERR numkeys should be greater than 0",
+            ("-1", k, "LEFT"): "ERR numkeys should be greater than 0",
+            ("x", k, "LEFT"): "ERR numkeys should be greater than 0",
+            ("2", k, "LEFT"): "ERR syntax error",  # more keys than arguments
+            ("1", k, "UP"): "ERR syntax error",
+            ("1", k, "LEFT", "COUNT", "0"): "ERR count should be greater than 0",
+            ("1", k, "LEFT", "COUNT", "-1"): "ERR count should be greater than 0",
+            ("1", k, "LEFT", "COUNT", "x"): "ERR count should be greater than 0",
+            ("1", k, "LEFT", "COUNT"): "ERR syntax error",
+            ("1", k, "LEFT", "COUNT", "1", "COUNT", "2"): "ERR syntax error",
+            ("1", k, "LEFT", "FOO"): "ERR syntax error",
+            ("1", k, "UP", "COUNT", "0"): "ERR syntax error",  # the end before the count
+            ("1", k): "ERR wrong number of arguments for 'lmpop' command",
+            ("1", s, "LEFT"): WRONGTYPE,
+            ("2", key("missing"), s, "LEFT"): WRONGTYPE,
+            ("2", s, k, "LEFT"): WRONGTYPE,  # a wrong type before the data stops the walk
+        }
+        for args, text in expected.items():
+            assert error_text(c.call("LMPOP", *args)) == text, args
+        assert c.call("LRANGE", k, 0, -1) == [b"a", b"b"]  # no error popped anything
+        # A list with data before the key of the wrong type: served.
+        assert c.call("LMPOP", 2, k, s, "LEFT") == [k.encode(), [b"a"]]
+        assert c.call("GET", s) == b"v"
+
+
+def test_blmpop_with_data_answers_at_once(r, key):
+    a, b = key("a"), key("b")
+    r.rpush(b, "b1", "b2", "b3")
+    t0 = time.monotonic()
+    assert r.blmpop(5, 2, a, b, direction="LEFT") == [b, ["b1"]]
+    assert r.blmpop(0, 2, a, b, direction="RIGHT", count=5) == [b, ["b3", "b2"]]  # 0: forever
+    assert time.monotonic() - t0 < 1.0
+    assert r.exists(b) == 0
+
+
+def test_blmpop_times_out(redis_target, r, key):
+    t0 = time.monotonic()
+    assert r.blmpop(0.2, 2, key("a"), key("b"), direction="LEFT", count=3) is None
+    assert 0.15 <= time.monotonic() - t0 < 1.5
+    with Raw(redis_target) as c:
+        c.send(encode("BLMPOP", "0.2", 1, key("a"), "RIGHT"))
+        assert c.line() == b"*-1"  # a nil array
+        assert c.call("PING") == b"PONG"
+    assert r.exists(key("a"), key("b")) == 0
+
+
+def test_blmpop_woken_by_push(redis_target, r, key):
+    a, b = key("a"), key("b")
+    waiter = client(redis_target, socket_timeout=10)
+    try:
+        t, out = in_thread(lambda: waiter.blmpop(5, 2, a, b, direction="LEFT", count=2))
+        time.sleep(0.1)
+        t0 = time.monotonic()
+        assert r.rpush(b, "x", "y", "z") == 3
+        assert joined(t, out) == [b, ["x", "y"]]
+        assert time.monotonic() - t0 < 2.0
+        assert r.lrange(b, 0, -1) == ["z"]
+    finally:
+        waiter.close()
+
+
+def test_blmpop_errors(redis_target, key):
+    k, s = key("list"), key("str")
+    with Raw(redis_target) as c:
+        c.call("RPUSH", k, "a")
+        c.call("SET", s, "v")
+        expected = {
+            ("-1", "1", k, "LEFT"): "ERR timeout is negative",
+            ("soon", "1", k, "LEFT"): "ERR timeout is not a float or out of range",
+            ("0.2", "0", k, "LEFT"): "ERR numkeys should be greater than 0",
+            ("0.2", "x", k, "LEFT"): "ERR numkeys should be greater than 0",
+            ("0.2", "2", k, "LEFT"): "ERR syntax error",
+            ("0.2", "1", k, "MIDDLE"): "ERR syntax error",
+            ("0.2", "1", k, "LEFT", "COUNT", "0"): "ERR count should be greater than 0",
+            ("0.2", "1", k, "LEFT", "COUNT"): "ERR syntax error",
+            ("0.2", "1", k): "ERR wrong number of arguments for 'blmpop' command",
+            ("0.2", "1", s, "LEFT"): WRONGTYPE,
+            ("0.2", "2", key("missing"), s, "RIGHT"): WRONGTYPE,
+        }
+        for args, text in expected.items():
+            assert error_text(c.call("BLMPOP", *args)) == text, args
+        assert c.call("LRANGE", k, 0, -1) == [b"a"]
+
+
+def test_blmpop_error_order(redis_target, key):
+    """Redis checks numkeys, the end and COUNT before the timeout."""
+    k = key()
+    with Raw(redis_target) as c:
+        expected = {
+            ("-1", "0", k, "LEFT"): "ERR numkeys should be greater than 0",
+            ("-1", "1", k, "UP"): "ERR syntax error",
+            ("-1", "1", k, "LEFT", "COUNT", "0"): "ERR count should be greater than 0",
+            ("soon", "2", k, "LEFT"): "ERR syntax error",
+        }
+        for args, text in expected.items():
+            assert error_text(c.call("BLMPOP", *args)) == text, args
+
+
+def test_blmpop_inside_multi_does_not_block(redis_target, key):
+    a, b = key("a"), key("b")
+    with Raw(redis_target) as c:
+        assert c.call("MULTI") == b"OK"
+        assert c.call("BLMPOP", 5, 2, a, b, "LEFT") == b"QUEUED"
+        assert c.call("RPUSH", b, "x", "y") == b"QUEUED"
+        assert c.call("BLMPOP", 5, 2, a, b, "RIGHT", "COUNT", 5) == b"QUEUED"
+        t0 = time.monotonic()
+        c.send(encode("EXEC"))
+        assert c.line() == b"*3"
+        assert c.line() == b"*-1"  # nothing yet: a nil array at once
+        assert c.reply() == 2
+        assert c.reply() == [b.encode(), [b"y", b"x"]]
+        assert time.monotonic() - t0 < 1.0
+        assert c.call("EXISTS", a, b) == 0
+
+
+def test_blpop_stays_blocked_while_key_is_a_string(redis_target, r, key):
+    """A blocked client waits on for a list: a SET of its key to a string
+    neither serves it nor fails it; a list pushed there later is served."""
+    k = key()
+    waiter = client(redis_target, socket_timeout=10)
+    try:
+        t, out = in_thread(lambda: waiter.blpop([k], timeout=5))
+        time.sleep(0.1)
+        assert r.set(k, "a string") is True
+        time.sleep(0.3)
+        assert t.is_alive(), out  # still blocked: no WRONGTYPE
+        assert r.delete(k) == 1
+        assert r.rpush(k, "v1", "v2") == 2
+        assert joined(t, out) == (k, "v1")
+        assert r.lrange(k, 0, -1) == ["v2"]
+    finally:
+        waiter.close()
+
+
+def test_blmpop_passes_over_key_turned_string(redis_target, r, key):
+    """Blocked on two keys, the first SET to a string and a list pushed on
+    the second: served from the second, no WRONGTYPE."""
+    a, b = key("a"), key("b")
+    waiter = client(redis_target, socket_timeout=10)
+    try:
+        t, out = in_thread(lambda: waiter.blmpop(5, 2, a, b, direction="RIGHT"))
+        time.sleep(0.1)
+        assert r.set(a, "a string") is True
+        time.sleep(0.3)
+        assert t.is_alive(), out
+        assert r.rpush(b, "x", "y") == 2
+        assert joined(t, out) == [b, ["y"]]
+        assert r.get(a) == "a string"
+        assert r.lrange(b, 0, -1) == ["x"]
+    finally:
+        waiter.close()
 
 
 # ---------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 """The Redis-protocol proxy (issue 5), continued from test_proxy.py: MULTI /
-EXEC / DISCARD, pipelining, unknown commands and malformed or oversized
-frames, inline commands, redis-cli and redis-benchmark, and concurrent
-clients (exact INCR totals, SET NX PX mutual exclusion).
+EXEC / DISCARD (PING and ECHO queued inside MULTI), pipelining, unknown
+commands and malformed or oversized frames, inline commands, redis-cli and
+redis-benchmark, concurrent clients (exact INCR totals, SET NX PX mutual
+exclusion), FUNCTION on a server without libraries (FLUSH, LIST, LOAD
+refused), and INFO clients' blocked_clients counting blocked clients.
 
 Targets as in test_proxy.py: a real redis-server and the proxy over tcp (and
 ucx where marked). The one place rampart differs on purpose, a MULTI block
@@ -16,7 +18,8 @@ import time
 import pytest
 import redis
 
-from proxy_helpers import Raw, RespError, client, encode, key, r, ucx_too  # noqa: F401
+from proxy_helpers import (Raw, RespError, client, encode, in_thread, joined, key, r,  # noqa: F401
+                           ucx_too)
 
 # ---------------------------------------------------------------------------
 # MULTI / EXEC / DISCARD
@@ -102,6 +105,62 @@ def test_multi_mixed_block(r, key):
     assert p.execute() == [True, "old", True, "new"]
     assert r.mget(key("a"), key("b")) == ["1", "new"]
     assert r.ping()
+
+
+def test_multi_ping_echo(redis_target, key):
+    """PING and ECHO inside MULTI are queued and answered in EXEC's array (a
+    simple PONG, bulk strings for a message) in a block of writes or of reads."""
+    with Raw(redis_target) as c:
+        assert c.call("MULTI") == b"OK"
+        for cmd in (("PING",), ("SET", key(), "v"), ("ECHO", "hello"), ("PING", "msg")):
+            assert c.call(*cmd) == b"QUEUED", cmd
+        c.send(encode("EXEC"))
+        assert [c.line() for _ in range(7)] == \
+            [b"*4", b"+PONG", b"+OK", b"$5", b"hello", b"$3", b"msg"]
+        assert c.call("MULTI") == b"OK"
+        for cmd in (("GET", key()), ("PING",), ("ECHO", ""), ("EXISTS", key(), key("missing"))):
+            assert c.call(*cmd) == b"QUEUED", cmd
+        c.send(encode("EXEC"))
+        assert [c.line() for _ in range(7)] == \
+            [b"*4", b"$1", b"v", b"+PONG", b"$0", b"", b":1"]
+        assert c.call("PING") == b"PONG"  # out of MULTI again
+
+
+def test_multi_only_pings(redis_target):
+    with Raw(redis_target) as c:
+        assert c.call("MULTI") == b"OK"
+        assert c.call("PING") == b"QUEUED"
+        assert c.call("ECHO", "e") == b"QUEUED"
+        assert c.call("PING") == b"QUEUED"
+        assert c.call("EXEC") == [b"PONG", b"e", b"PONG"]
+        assert c.call("MULTI") == b"OK"
+        assert c.call("PING") == b"QUEUED"
+        c.send(encode("EXEC"))
+        assert [c.line() for _ in range(2)] == [b"*1", b"+PONG"]
+
+
+def test_multi_ping_echo_errors(redis_target):
+    """ECHO without its argument fails at queueing and aborts the EXEC;
+    PING with two arguments (arity -1) is queued and fails inside EXEC."""
+    with Raw(redis_target) as c:
+        assert c.call("MULTI") == b"OK"
+        assert c.call("PING") == b"QUEUED"
+        assert str(c.call("ECHO")) == "ERR wrong number of arguments for 'echo' command"
+        assert str(c.call("EXEC")) == \
+            "EXECABORT Transaction discarded because of previous errors."
+        assert c.call("MULTI") == b"OK"
+        assert c.call("PING", "a", "b") == b"QUEUED"
+        assert c.call("ECHO", "x") == b"QUEUED"
+        reply = c.call("EXEC")
+        assert str(reply[0]) == "ERR wrong number of arguments for 'ping' command"
+        assert isinstance(reply[0], RespError)
+        assert reply[1:] == [b"x"]
+
+
+def test_multi_ping_echo_pipeline(r, key):
+    p = r.pipeline(transaction=True)
+    p.ping().set(key(), "1").echo("e").incr(key()).ping()
+    assert p.execute() == [True, True, "e", 2, True]
 
 
 # ---------------------------------------------------------------------------
@@ -320,3 +379,84 @@ def test_set_nx_lock_mutual_exclusion(redis_target, key):
     assert state["max_holders"] == 1
     assert state["done"] == threads * cycles
     assert client(redis_target).get(counter) == str(threads * cycles)
+
+
+# ---------------------------------------------------------------------------
+# FUNCTION on a server without libraries
+
+def test_function_without_libraries(r, redis_target):
+    """FUNCTION FLUSH answers OK (clients send it to start clean), FUNCTION
+    LIST an empty array; FUNCTION LOAD of this code is an error (Redis: not a
+    library; rampart: no scripts) and loads nothing."""
+    with Raw(redis_target) as c:
+        for args in ((), ("ASYNC",), ("SYNC",), ("async",)):
+            assert c.call("FUNCTION", "FLUSH", *args) == b"OK", args
+        assert c.call("FUNCTION", "LIST") == []
+        assert c.call("FUNCTION", "LIST", "LIBRARYNAME", "x") == []
+        assert c.call("FUNCTION", "list", "WITHCODE") == []
+        loaded = c.call("FUNCTION", "LOAD", "return 1")
+        assert isinstance(loaded, RespError) and str(loaded).startswith("ERR "), loaded
+        assert c.call("FUNCTION", "LIST") == []
+        assert str(c.call("FUNCTION", "FLUSH", "NOW")) == \
+            "ERR FUNCTION FLUSH only supports SYNC|ASYNC option"
+        assert str(c.call("FUNCTION")) == "ERR wrong number of arguments for 'function' command"
+    assert r.function_flush() is True  # redis-py's forms
+    assert r.function_flush("ASYNC") is True
+    assert r.function_list() == []
+
+
+def test_function_kill_delete(redis_target):
+    with Raw(redis_target) as c:
+        assert str(c.call("FUNCTION", "KILL")) == "NOTBUSY No scripts in execution right now."
+        assert str(c.call("FUNCTION", "DELETE", "nolib")) == "ERR Library not found"
+
+
+# ---------------------------------------------------------------------------
+# INFO clients: blocked_clients
+
+def blocked_clients(r):
+    return r.info("clients")["blocked_clients"]
+
+
+def wait_blocked_clients(r, n, timeout_s=3.0):
+    """Polls INFO clients (bounded) until blocked_clients is n."""
+    deadline = time.monotonic() + timeout_s
+    while (now := blocked_clients(r)) != n:
+        assert time.monotonic() < deadline, f"blocked_clients {now}, not {n}, after {timeout_s} s"
+        time.sleep(0.02)
+
+
+def test_info_blocked_clients(redis_target, r, key):
+    """A client blocked in BLPOP, and one in BZPOPMIN, count in INFO clients'
+    blocked_clients until a write serves them."""
+    with Raw(redis_target) as c:
+        text = c.call("INFO", "clients").decode()
+    assert re.search(r"^blocked_clients:\d+\r$", text, re.M), text
+    before = blocked_clients(r)
+    waiters = [client(redis_target, socket_timeout=10) for _ in range(2)]
+    try:
+        t1, out1 = in_thread(lambda: waiters[0].blpop([key("list")], timeout=5))
+        wait_blocked_clients(r, before + 1)
+        t2, out2 = in_thread(lambda: waiters[1].bzpopmin([key("zset")], timeout=5))
+        wait_blocked_clients(r, before + 2)
+        assert r.rpush(key("list"), "v") == 1
+        assert joined(t1, out1) == (key("list"), "v")
+        wait_blocked_clients(r, before + 1)
+        assert r.zadd(key("zset"), {"m": 1}) == 1
+        assert joined(t2, out2) == (key("zset"), "m", 1.0)
+        wait_blocked_clients(r, before)
+    finally:
+        for w in waiters:
+            w.close()
+
+
+def test_info_blocked_clients_after_timeout(redis_target, r, key):
+    before = blocked_clients(r)
+    waiter = client(redis_target, socket_timeout=10)
+    try:
+        t, out = in_thread(lambda: waiter.blmpop(0.5, 1, key(), direction="LEFT"))
+        wait_blocked_clients(r, before + 1)
+        assert joined(t, out) is None
+        wait_blocked_clients(r, before)
+    finally:
+        waiter.close()

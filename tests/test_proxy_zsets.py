@@ -2,28 +2,35 @@
 beyond YCSB's subset in test_proxy.py: ZADD's options (NX XX GT LT CH INCR),
 ZRANGE by rank / BYSCORE / BYLEX with REV, LIMIT and WITHSCORES, the older
 ZREVRANGE, ZRANGEBYSCORE, ZREVRANGEBYSCORE, ZRANGEBYLEX and ZREVRANGEBYLEX,
-ZRANK / ZREVRANK, ZINCRBY, ZCOUNT, ZLEXCOUNT, ZPOPMIN / ZPOPMAX,
-ZRANDMEMBER, ZMSCORE, ZREMRANGEBYSCORE / BYRANK / BYLEX, ZUNIONSTORE /
-ZINTERSTORE / ZDIFFSTORE (WEIGHTS, AGGREGATE) and their reply forms, ZSCAN,
-ZRANGESTORE, wrong types and exact error texts, and sorted sets of 5000
-members checked against a Python model (ranks, score ranges, lex ranges).
+ZRANK / ZREVRANK, ZINCRBY, ZCOUNT, ZLEXCOUNT, ZPOPMIN / ZPOPMAX, ZMPOP,
+the blocking BZPOPMIN / BZPOPMAX / BZMPOP (immediate data, timeouts, a
+client woken by another client's ZADD, nil at once inside MULTI, a client
+that stays blocked while its key holds another type), ZRANDMEMBER, ZMSCORE,
+ZREMRANGEBYSCORE / BYRANK / BYLEX, ZUNIONSTORE / ZINTERSTORE / ZDIFFSTORE
+(WEIGHTS, AGGREGATE) and their reply forms, ZSCAN, ZRANGESTORE, wrong types
+and exact error texts, and sorted sets of 5000 members checked against a
+Python model (ranks, score ranges, lex ranges).
 
-Scores in replies are compared as numbers, except a few whose text every
-Redis prints alike ("2", "1.5", "inf"): Redis 7.0 prints doubles with %.17g
-(0.1 is "0.10000000000000001"), 7.2 and later the shortest form ("0.1").
+Scores in replies are mostly compared as numbers; test_score_texts_exact
+and the raw tests compare the exact texts of Redis 7.0, which prints doubles
+with %.17g (0.1 is "0.10000000000000001"; 7.2 and later print the shortest
+form, "0.1").
 
 Targets as in test_proxy.py: a real redis-server ("redis", the reference
 these expectations were validated against, 7.0.15) and the proxy of a
 `rampart up` cluster ("rampart"); keys apart by the `key` fixture's prefix.
 """
 import random
+import time
 
 import pytest
 import redis
 
-from proxy_helpers import Raw, error_text, key, r, rank_slice, scan_chunks  # noqa: F401
+from proxy_helpers import (Raw, client, encode, error_text, in_thread, joined, key,  # noqa: F401
+                           r, rank_slice, scan_chunks)
 
 INF = float("inf")
+WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 
 
 def scored(flat):
@@ -158,6 +165,42 @@ def test_score_texts(redis_target, key):
         assert c.call("ZADD", z, "0.1", "tenth") == 1
         assert float(c.call("ZSCORE", z, "tenth")) == 0.1  # the text differs by version
         assert float(c.call("ZINCRBY", z, "0.2", "tenth")) == 0.1 + 0.2
+
+
+def test_score_texts_exact(redis_target, key):
+    """Redis 7.0 replies scores with %.17g (0.1 is "0.10000000000000001",
+    1e17 "1e+17"), whole ones without a point; ZSCAN of a small sorted set
+    writes whole scores as integers (1e17 is "100000000000000000")."""
+    z = key()
+    scores = {"tenth": "0.1", "one": "1", "neg": "-3", "big": "1e17", "tiny": "1e-7",
+              "huge": "1e300", "half": "2.5", "zero": "-0.0"}
+    texts = {"tenth": b"0.10000000000000001", "one": b"1", "neg": b"-3", "big": b"1e+17",
+             "tiny": b"9.9999999999999995e-08", "huge": b"1.0000000000000001e+300",
+             "half": b"2.5", "zero": b"0"}
+    with Raw(redis_target) as c:
+        c.call("ZADD", z, *[x for m, s in scores.items() for x in (s, m)])
+        for m, text in texts.items():
+            assert c.call("ZSCORE", z, m) == text, m
+        assert c.call("ZRANGE", z, 0, -1, "WITHSCORES") == \
+            [b"neg", b"-3", b"zero", b"0", b"tiny", texts["tiny"], b"tenth", texts["tenth"],
+             b"one", b"1", b"half", b"2.5", b"big", b"1e+17", b"huge", texts["huge"]]
+        assert c.call("ZRANGEBYSCORE", z, "0.05", "2", "WITHSCORES") == \
+            [b"tenth", texts["tenth"], b"one", b"1"]
+        assert c.call("ZMSCORE", z, "tenth", "missing", "big") == [texts["tenth"], None, b"1e+17"]
+        assert c.call("ZINCRBY", z, "0.2", "tenth") == b"0.30000000000000004"
+        assert c.call("ZADD", z, "INCR", "0.1", "one") == b"1.1000000000000001"
+        cursor, seen = b"0", {}
+        for _ in range(100):
+            cursor, chunk = c.call("ZSCAN", z, cursor)
+            seen.update(zip(chunk[0::2], chunk[1::2]))
+            if cursor == b"0":
+                break
+        assert cursor == b"0"
+        assert seen == {b"neg": b"-3", b"zero": b"0", b"tiny": texts["tiny"],
+                        b"tenth": b"0.30000000000000004", b"one": b"1.1000000000000001",
+                        b"half": b"2.5", b"big": b"100000000000000000", b"huge": texts["huge"]}
+        assert c.call("ZPOPMIN", z) == [b"neg", b"-3"]
+        assert c.call("ZPOPMAX", z) == [b"huge", texts["huge"]]
 
 
 # ---------------------------------------------------------------------------
@@ -518,6 +561,270 @@ def test_zrangestore(r, key):
     assert r.zrangestore(dst, src, 10, 20) == 0  # empty: dst deleted
     assert r.exists(dst) == 0
     assert r.zrangestore(dst, key("missing"), 0, -1) == 0
+
+
+# ---------------------------------------------------------------------------
+# ZMPOP and the blocking pops BZPOPMIN / BZPOPMAX / BZMPOP
+
+def test_zmpop(r, key):
+    a, b, c = key("a"), key("b"), key("c")
+    r.zadd(b, {"b1": 1, "b2": 2, "b3": 3, "b4": 4})
+    r.zadd(c, {"c1": 1})
+    # From the first key that has members; a missing key is passed over.
+    assert r.zmpop(3, [a, b, c], min=True) == [b, [["b1", "1"]]]
+    assert r.zmpop(3, [a, b, c], max=True, count=2) == [b, [["b4", "4"], ["b3", "3"]]]
+    assert r.zmpop(2, [b, c], min=True, count=10) == [b, [["b2", "2"]]]  # fewer: all
+    assert r.exists(b) == 0  # emptied: gone
+    assert r.zmpop(3, [a, b, c], max=True) == [c, [["c1", "1"]]]
+    assert r.zmpop(3, [a, b, c], min=True) is None  # nothing anywhere: nil
+    r.zadd(a, {"x": 1, "y": 1, "z": 1, "w": 0.5})
+    assert r.execute_command("ZMPOP", 1, a, "min", "count", 2) == \
+        [a, [["w", "0.5"], ["x", "1"]]]  # any case; ties in member order
+    assert r.execute_command("ZMPOP", 1, a, "MAX") == [a, [["z", "1"]]]
+    assert r.zrange(a, 0, -1) == ["y"]
+
+
+def test_zmpop_raw(redis_target, key):
+    """On the wire: [key, [[member, score], ...]], a nil array for nothing;
+    scores as Redis 7.0 prints them."""
+    a, b = key("a"), key("b")
+    with Raw(redis_target) as c:
+        c.send(encode("ZMPOP", 2, a, b, "MIN"))
+        assert c.line() == b"*-1"
+        assert c.call("ZADD", b, "0.1", "tenth", "2", "two", "-inf", "lo", "1.5", "x") == 4
+        assert c.call("ZMPOP", 2, a, b, "MIN", "COUNT", 2) == \
+            [b.encode(), [[b"lo", b"-inf"], [b"tenth", b"0.10000000000000001"]]]
+        assert c.call("ZMPOP", 2, a, b, "MAX", "COUNT", 5) == \
+            [b.encode(), [[b"two", b"2"], [b"x", b"1.5"]]]
+        assert c.call("EXISTS", b) == 0
+
+
+def test_zmpop_errors(redis_target, key):
+    z, s = key("zset"), key("str")
+    with Raw(redis_target) as c:
+        c.call("ZADD", z, 1, "a", 2, "b")
+        c.call("SET", s, "v")
+        expected = {
+            ("0", z, "MIN"): "ERR numkeys should be greater than 0",
+            ("-1", z, "MIN"): "ERR numkeys should be greater than 0",
+            ("x", z, "MIN"): "ERR numkeys should be greater than 0",
+            ("2", z, "MIN"): "ERR syntax error",
+            ("1", z, "LEFT"): "ERR syntax error",
+            ("1", z, "MIN", "COUNT", "0"): "ERR count should be greater than 0",
+            ("1", z, "MIN", "COUNT", "-2"): "ERR count should be greater than 0",
+            ("1", z, "MAX", "COUNT"): "ERR syntax error",
+            ("1", z, "MAX", "COUNT", "1", "COUNT", "1"): "ERR syntax error",
+            ("1", z, "MAX", "WITHSCORES"): "ERR syntax error",
+            ("1", z): "ERR wrong number of arguments for 'zmpop' command",
+            ("1", s, "MIN"): WRONGTYPE,
+            ("2", key("missing"), s, "MAX"): WRONGTYPE,
+            ("2", s, z, "MIN"): WRONGTYPE,
+        }
+        for args, text in expected.items():
+            assert error_text(c.call("ZMPOP", *args)) == text, args
+        assert c.call("ZCARD", z) == 2  # no error popped anything
+        assert c.call("ZMPOP", 2, z, s, "MIN") == [z.encode(), [[b"a", b"1"]]]
+
+
+def test_blocking_zset_pops_with_data_answer_at_once(redis_target, r, key):
+    a, b = key("a"), key("b")
+    r.zadd(b, {"m1": 1, "m2": 2, "m3": 3, "m4": 4.5})
+    t0 = time.monotonic()
+    assert r.bzpopmin([a, b], timeout=5) == (b, "m1", 1.0)  # the first non-empty key
+    assert r.bzpopmax([a, b], timeout=0) == (b, "m4", 4.5)  # 0 blocks forever, but there is data
+    assert r.bzmpop(5, 2, [a, b], max=True, count=5) == [b, [["m3", "3"], ["m2", "2"]]]
+    assert time.monotonic() - t0 < 1.0
+    assert r.exists(b) == 0
+    with Raw(redis_target) as c:
+        c.call("ZADD", b, "0.1", "x", "7", "y")
+        assert c.call("BZPOPMIN", a, b, "1") == [b.encode(), b"x", b"0.10000000000000001"]
+        assert c.call("BZPOPMAX", b, "1") == [b.encode(), b"y", b"7"]
+        c.call("ZADD", a, "2.5", "p")
+        assert c.call("BZMPOP", "1", 2, a, b, "MIN") == [a.encode(), [[b"p", b"2.5"]]]
+
+
+def test_blocking_zset_pops_time_out(redis_target, r, key):
+    a, b = key("a"), key("b")
+    for call in [lambda: r.bzpopmin([a, b], timeout=0.2),
+                 lambda: r.bzpopmax([a], timeout=0.2),
+                 lambda: r.bzmpop(0.2, 2, [a, b], min=True, count=2)]:
+        t0 = time.monotonic()
+        assert call() is None
+        elapsed = time.monotonic() - t0
+        assert 0.15 <= elapsed < 1.5, elapsed
+    with Raw(redis_target) as c:
+        for args in (("BZPOPMIN", a, "0.2"), ("BZPOPMAX", a, b, "0.2"),
+                     ("BZMPOP", "0.2", 1, a, "MAX")):
+            c.send(encode(*args))
+            assert c.line() == b"*-1", args  # a nil array
+        assert c.call("PING") == b"PONG"
+    assert r.exists(a, b) == 0
+
+
+def test_bzpopmin_woken_by_zadd(redis_target, r, key):
+    z = key()
+    waiter = client(redis_target, socket_timeout=10)
+    try:
+        t, out = in_thread(lambda: waiter.bzpopmin([key("other"), z], timeout=5))
+        time.sleep(0.1)
+        t0 = time.monotonic()
+        assert r.zadd(z, {"b": 2, "a": 1}) == 2
+        assert joined(t, out) == (z, "a", 1.0)
+        assert time.monotonic() - t0 < 2.0
+        assert r.zrange(z, 0, -1) == ["b"]
+    finally:
+        waiter.close()
+
+
+@pytest.mark.parametrize("pop", ["bzpopmin", "bzmpop", "blmpop"])
+def test_woken_blocking_pop_among_writes_of_its_key(redis_target, r, key, pop):
+    """A blocking pop woken by a write that leaves nothing to pop (DEL) may
+    meet the next write of its key (the push) in its turn: it must still
+    wait for and pop the pushed element, never answer nil (run joined with
+    that write, as a read-modify-write of the same key would be, it could
+    not block)."""
+    z = key()
+    push = (lambda p, i: p.rpush(z, f"e{i}")) if pop == "blmpop" else \
+        (lambda p, i: p.zadd(z, {f"e{i}": i}))
+    call = {"bzpopmin": lambda c: c.bzpopmin([z], timeout=5),
+            "bzmpop": lambda c: c.execute_command("BZMPOP", 5, 1, z, "MIN"),
+            "blmpop": lambda c: c.execute_command("BLMPOP", 5, 1, z, "LEFT")}[pop]
+    for round_ in range(30):
+        r.delete(z)
+        waiter = client(redis_target, socket_timeout=10)
+        try:
+            t, out = in_thread(lambda: call(waiter))
+            time.sleep(0.05)
+            with r.pipeline(transaction=False) as p:
+                p.delete(z)  # wakes the waiter, with nothing for it
+                push(p, round_)
+                p.execute()
+            got = joined(t, out)
+            assert got is not None, f"round {round_}: {pop} answered nil"
+        finally:
+            waiter.close()
+    r.delete(z)
+
+
+def test_bzpopmax_forever_woken_by_zadd(redis_target, r, key):
+    z = key()
+    waiter = client(redis_target, socket_timeout=10)
+    try:
+        t, out = in_thread(lambda: waiter.bzpopmax([z], timeout=0))  # 0: no timeout
+        time.sleep(0.1)
+        r.zadd(z, {"a": 1, "b": 2.5})
+        assert joined(t, out) == (z, "b", 2.5)
+        assert r.zrange(z, 0, -1) == ["a"]
+    finally:
+        waiter.close()
+
+
+def test_bzmpop_woken_by_zadd(redis_target, r, key):
+    a, b = key("a"), key("b")
+    waiter = client(redis_target, socket_timeout=10)
+    try:
+        t, out = in_thread(lambda: waiter.bzmpop(5, 2, [a, b], min=True, count=2))
+        time.sleep(0.1)
+        assert r.zadd(b, {"x": 3, "y": 1, "z": 2}) == 3
+        assert joined(t, out) == [b, [["y", "1"], ["z", "2"]]]
+        assert r.zrange(b, 0, -1) == ["x"]
+    finally:
+        waiter.close()
+
+
+def test_blocking_zset_pop_errors(redis_target, key):
+    z, s = key("zset"), key("str")
+    with Raw(redis_target) as c:
+        c.call("ZADD", z, 1, "a")
+        c.call("SET", s, "v")
+        expected = {
+            ("BZPOPMIN", z, "-1"): "ERR timeout is negative",
+            ("BZPOPMAX", z, "soon"): "ERR timeout is not a float or out of range",
+            ("BZPOPMIN", s, "0.2"): WRONGTYPE,
+            ("BZPOPMAX", key("missing"), s, "0.2"): WRONGTYPE,
+            ("BZPOPMIN", z): "ERR wrong number of arguments for 'bzpopmin' command",
+            ("BZMPOP", "-1", 1, z, "MIN"): "ERR timeout is negative",
+            ("BZMPOP", "soon", 1, z, "MIN"): "ERR timeout is not a float or out of range",
+            ("BZMPOP", "0.2", 0, z, "MIN"): "ERR numkeys should be greater than 0",
+            ("BZMPOP", "0.2", 2, z, "MIN"): "ERR syntax error",
+            ("BZMPOP", "0.2", 1, z, "LEFT"): "ERR syntax error",
+            ("BZMPOP", "0.2", 1, z, "MAX", "COUNT", "0"): "ERR count should be greater than 0",
+            ("BZMPOP", "0.2", 1, z): "ERR wrong number of arguments for 'bzmpop' command",
+            ("BZMPOP", "0.2", 2, key("missing"), s, "MIN"): WRONGTYPE,
+        }
+        for args, text in expected.items():
+            assert error_text(c.call(*args)) == text, args
+        assert c.call("ZCARD", z) == 1
+        # Data before the key of the wrong type: served.
+        assert c.call("BZPOPMIN", z, s, "0.2") == [z.encode(), b"a", b"1"]
+
+
+def test_bzmpop_error_order(redis_target, key):
+    """Redis checks numkeys, MIN / MAX and COUNT before the timeout."""
+    z = key()
+    with Raw(redis_target) as c:
+        expected = {
+            ("-1", "0", z, "MIN"): "ERR numkeys should be greater than 0",
+            ("-1", "1", z, "LEFT"): "ERR syntax error",
+            ("soon", "1", z, "MAX", "COUNT", "0"): "ERR count should be greater than 0",
+        }
+        for args, text in expected.items():
+            assert error_text(c.call("BZMPOP", *args)) == text, args
+
+
+def test_blocking_zset_pops_inside_multi_do_not_block(redis_target, key):
+    a, b = key("a"), key("b")
+    with Raw(redis_target) as c:
+        assert c.call("MULTI") == b"OK"
+        assert c.call("BZPOPMIN", a, b, 5) == b"QUEUED"
+        assert c.call("BZPOPMAX", a, 5) == b"QUEUED"
+        assert c.call("BZMPOP", 5, 2, a, b, "MIN") == b"QUEUED"
+        assert c.call("ZADD", b, 1, "x", 2, "y") == b"QUEUED"
+        assert c.call("BZPOPMAX", a, b, 5) == b"QUEUED"
+        t0 = time.monotonic()
+        c.send(encode("EXEC"))
+        assert c.line() == b"*5"
+        for _ in range(3):
+            assert c.line() == b"*-1"  # nothing yet: nil arrays at once
+        assert c.reply() == 2
+        assert c.reply() == [b.encode(), b"y", b"2"]
+        assert time.monotonic() - t0 < 1.0
+        assert c.call("ZRANGE", b, 0, -1) == [b"x"]
+
+
+def test_bzpopmin_stays_blocked_while_key_is_another_type(redis_target, r, key):
+    """A client blocked for a sorted set waits on while its key holds a list;
+    a sorted set added there later is served."""
+    z = key()
+    waiter = client(redis_target, socket_timeout=10)
+    try:
+        t, out = in_thread(lambda: waiter.bzpopmin([z], timeout=5))
+        time.sleep(0.1)
+        assert r.rpush(z, "a list now") == 1
+        time.sleep(0.3)
+        assert t.is_alive(), out  # still blocked: no WRONGTYPE
+        assert r.delete(z) == 1
+        assert r.zadd(z, {"m": 3}) == 1
+        assert joined(t, out) == (z, "m", 3.0)
+        assert r.exists(z) == 0
+    finally:
+        waiter.close()
+
+
+def test_bzmpop_passes_over_key_turned_string(redis_target, r, key):
+    a, b = key("a"), key("b")
+    waiter = client(redis_target, socket_timeout=10)
+    try:
+        t, out = in_thread(lambda: waiter.bzmpop(5, 2, [a, b], max=True))
+        time.sleep(0.1)
+        assert r.set(a, "a string") is True
+        time.sleep(0.3)
+        assert t.is_alive(), out
+        assert r.zadd(b, {"x": 1, "y": 2}) == 2
+        assert joined(t, out) == [b, [["y", "2"]]]
+        assert r.get(a) == "a string"
+    finally:
+        waiter.close()
 
 
 # ---------------------------------------------------------------------------

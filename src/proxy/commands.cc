@@ -219,6 +219,12 @@ std::vector<std::string_view> KeysOf(const CommandSpec& spec, Args args) {
   return keys;
 }
 
+bool IsBlocking(const CommandSpec& spec) {
+  static constexpr std::string_view kBlocking[] = {"blpop",   "brpop",    "blmove",   "brpoplpush",
+                                                   "blmpop",  "bzpopmin", "bzpopmax", "bzmpop"};
+  return std::find(std::begin(kBlocking), std::end(kBlocking), spec.name) != std::end(kBlocking);
+}
+
 bool NeedsRead(const CommandSpec& spec, Args args) {
   return spec.needs_read == nullptr || spec.needs_read(args);
 }

@@ -58,5 +58,9 @@ std::string CheckArity(const CommandSpec& spec, Args args);
 std::vector<std::string_view> KeysOf(const CommandSpec& spec, Args args);
 // Whether a kWrite command reads its keys first.
 bool NeedsRead(const CommandSpec& spec, Args args);
+// The blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN,
+// BZPOPMAX, BZMPOP): they may park their session, so they neither lead nor
+// join another job of their keys (worker_block.cc).
+bool IsBlocking(const CommandSpec& spec);
 
 }  // namespace rampart::proxy

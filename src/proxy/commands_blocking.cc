@@ -136,40 +136,40 @@ Result<MultiPop> ParseMultiPop(Args args, size_t at, std::string_view head_word,
   return q;
 }
 
-// Pops from the first of q.keys that has something: true (and the reply
-// written) when one had, false when none had. Stops at the first error.
-bool ListMultiPop(const MultiPop& q, DataView& data, resp::Writer& out) {
+// Pops with `pop(key)` from the first of q.keys that has something and
+// replies [key, [items]], each item written by `write_item`: true when one
+// had (or an error was replied), false when none had.
+template <typename Pop, typename WriteItem>
+bool FirstKeyPop(const MultiPop& q, DataView& data, resp::Writer& out, Pop pop, WriteItem write_item) {
   for (std::string_view key : q.keys) {
-    auto popped = PopElements(data, key, q.head ? ListEnd::kLeft : ListEnd::kRight, q.count);
+    auto popped = pop(key);
     if (PassOver(data, popped.status())) continue;
     if (ReplyIfError(popped.status(), out)) return true;
     if (!popped->has_value() || (*popped)->empty()) continue;
     out.Array(2);
     out.Bulk(key);
     out.Array((*popped)->size());
-    for (const std::string& element : **popped) out.Bulk(element);
+    for (const auto& item : **popped) write_item(item);
     return true;
   }
   return false;
 }
 
+bool ListMultiPop(const MultiPop& q, DataView& data, resp::Writer& out) {
+  const ListEnd end = q.head ? ListEnd::kLeft : ListEnd::kRight;
+  return FirstKeyPop(
+      q, data, out, [&](std::string_view key) { return PopElements(data, key, end, q.count); },
+      [&](const std::string& element) { out.Bulk(element); });
+}
+
 bool ZsetMultiPop(const MultiPop& q, DataView& data, resp::Writer& out) {
-  for (std::string_view key : q.keys) {
-    auto popped = PopScored(data, key, /*max=*/!q.head, q.count);
-    if (PassOver(data, popped.status())) continue;
-    if (ReplyIfError(popped.status(), out)) return true;
-    if (!popped->has_value() || (*popped)->empty()) continue;
-    out.Array(2);
-    out.Bulk(key);
-    out.Array((*popped)->size());
-    for (const auto& [member, score] : **popped) {
-      out.Array(2);
-      out.Bulk(member);
-      ReplyScore(out, score);
-    }
-    return true;
-  }
-  return false;
+  return FirstKeyPop(
+      q, data, out, [&](std::string_view key) { return PopScored(data, key, /*max=*/!q.head, q.count); },
+      [&](const std::pair<std::string, double>& item) {
+        out.Array(2);
+        out.Bulk(item.first);
+        ReplyScore(out, item.second);
+      });
 }
 
 using MultiPopFn = bool (*)(const MultiPop&, DataView&, resp::Writer&);
@@ -177,9 +177,9 @@ using MultiPopFn = bool (*)(const MultiPop&, DataView&, resp::Writer&);
 // LMPOP / ZMPOP numkeys ... (at 1), BLMPOP / BZMPOP timeout numkeys ... (at 2).
 void MultiPopCommand(Args args, DataView& data, resp::Writer& out, bool blocking,
                      std::string_view head_word, std::string_view tail_word, MultiPopFn pop) {
-  if (blocking && ReplyIfError(CheckTimeout(args[1]), out)) return;
   auto q = ParseMultiPop(args, blocking ? 2 : 1, head_word, tail_word);
   if (ReplyIfError(q.status(), out)) return;
+  if (blocking && ReplyIfError(CheckTimeout(args[1]), out)) return;  // checked last, as Redis does
   if (pop(*q, data, out)) return;
   if (blocking) return NothingYet(data, out, /*array=*/true);
   out.NullArray();

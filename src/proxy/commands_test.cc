@@ -224,6 +224,22 @@ TEST(CommandTable, EveryEntryIsFoundByItsNameAndDataCommandsApply) {
   }
 }
 
+// Exactly the commands that may park a session are blocking (they must
+// never run joined with another job: a joined job may not block).
+TEST(CommandTable, BlockingCommands) {
+  size_t blocking = 0;
+  for (const CommandSpec& spec : AllCommands()) {
+    if (!IsBlocking(spec)) continue;
+    ++blocking;
+    EXPECT_EQ(spec.kind, CommandKind::kWrite) << spec.name;
+    EXPECT_EQ(spec.name[0], 'b') << spec.name;
+  }
+  EXPECT_EQ(blocking, 8u);
+  for (std::string_view name : {"lpop", "lmpop", "zmpop", "zpopmin", "lmove", "rpoplpush", "bitcount"}) {
+    EXPECT_FALSE(IsBlocking(*FindCommand(name))) << name;
+  }
+}
+
 TEST(CommandTable, CheckArityExactAtLeastAndMsetPairs) {
   auto arity = [](std::vector<std::string_view> args) { return CheckArity(*FindCommand(args[0]), args); };
   for (auto args : Commands{{"GET", "k"}, {"DEL", "a", "b", "c"}, {"SET", "k", "v", "EX", "1"}, {"PING"},

@@ -62,19 +62,26 @@ void Worker::Park(Job& job) {
 }
 
 void Worker::QueueWaiter(Session& s) {
-  std::lock_guard lock(shared_.waiters_mutex);
-  const bool first_park = s.park_seq == 0;
-  if (first_park) s.park_seq = shared_.next_waiter_seq.fetch_add(1);
-  for (size_t i = 0; i < s.park_slots.size(); ++i) {
-    std::vector<SharedState::Waiter>& line = shared_.waiters[s.park_slots[i]];
-    if (first_park) {
-      line.push_back({s.park_seq, s.park_epochs[i]});
-      continue;
-    }
-    for (SharedState::Waiter& w : line) {
-      if (w.seq == s.park_seq) w.ran_epoch = s.park_epochs[i];
+  bool others = false;
+  {
+    std::lock_guard lock(shared_.waiters_mutex);
+    const bool first_park = s.park_seq == 0;
+    if (first_park) s.park_seq = shared_.next_waiter_seq.fetch_add(1);
+    for (size_t i = 0; i < s.park_slots.size(); ++i) {
+      std::vector<SharedState::Waiter>& line = shared_.waiters[s.park_slots[i]];
+      if (first_park) {
+        line.push_back({s.park_seq, s.park_epochs[i]});
+        continue;
+      }
+      for (SharedState::Waiter& w : line) {
+        if (w.seq == s.park_seq) w.ran_epoch = s.park_epochs[i];
+      }
+      others = others || line.size() > 1;
     }
   }
+  // Parked again after a run: a younger waiter held back behind it (on any
+  // worker) may run now.
+  if (others) WakeParked();
 }
 
 void Worker::DequeueWaiter(Session& s) {

@@ -143,7 +143,7 @@ void Worker::FunctionCommand(const Command& c, resp::Writer& out) {
     return out.Simple("OK");
   }
   if (sub == "list") return out.Array(0);
-  if (sub == "kill") return out.Error("NOTBUSY No scripts in execution currently.");
+  if (sub == "kill") return out.Error("NOTBUSY No scripts in execution right now.");
   if (sub == "delete" && a.size() == 3) return out.Error("ERR Library not found");
   if (sub == "load" || sub == "restore") {
     return out.Error("ERR rampart: functions and scripts are not supported");

@@ -44,8 +44,7 @@ std::string ErrorReply(std::string_view message) {
 
 bool Worker::Job::Joinable() const {
   if (multi || watch || !watch_check.empty() || commands.size() != 1) return false;
-  const std::string_view name = commands[0].spec->name;
-  return name != "blpop" && name != "brpop" && name != "blmove" && name != "brpoplpush";
+  return !IsBlocking(*commands[0].spec);
 }
 
 std::vector<Worker::Job> Worker::TakeJobs() {
