@@ -6,9 +6,7 @@ exclusion), FUNCTION on a server without libraries (FLUSH, LIST, LOAD
 refused), and INFO clients' blocked_clients counting blocked clients.
 
 Targets as in test_proxy.py: a real redis-server and the proxy over tcp (and
-ucx where marked). The one place rampart differs on purpose, a MULTI block
-that mixes reads and writes, is the single rampart-only test
-(test_multi_mixed_block_refused).
+ucx where marked); every expectation holds on both.
 """
 import re
 import subprocess

@@ -9,7 +9,7 @@
 //   kRead        reads its keys; one read transaction
 //   kWrite       writes its keys under the proxy's locks; reads them first
 //                (read-modify-write) when NeedsRead says so
-//   kServer      whole-store work: DBSIZE, FLUSHDB, FLUSHALL, INFO
+//   kServer      whole-store work: DBSIZE, FLUSHDB, FLUSHALL, INFO, KEYS, SCAN, RANDOMKEY
 //
 // Thread-safety: the table is immutable; Apply functions touch only their
 // arguments.

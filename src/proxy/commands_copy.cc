@@ -4,7 +4,7 @@
 // (docs/collections.md), so a copy or a rename writes the collection anew
 // under the destination: every element is read and the trees are rebuilt on
 // new pages. RENAME of a large collection therefore costs its size, where
-// Redis's is O(1) (docs/proxy.md, "Differences").
+// Redis's is O(1) (docs/proxy.md, "Where rampart differs from Redis 7.0").
 #include "proxy/collection.h"
 #include "proxy/commands_internal.h"
 #include "proxy/internal_keys.h"

@@ -1,7 +1,10 @@
 // The data commands' Apply and NeedsRead functions, private to the command
 // table (commands.cc). Strings in commands_strings.cc, keys (DEL, EXPIRE,
-// TTL, ...) in commands_keys.cc, hashes and sorted sets in
-// commands_collections.cc.
+// TTL, ...) in commands_keys.cc, COPY/RENAME/OBJECT/MEMORY in
+// commands_copy.cc, hashes in commands_hashes.cc, sets in commands_sets.cc,
+// lists in commands_lists.cc, sorted sets in commands_zsets.cc,
+// commands_zranges.cc and commands_zsetops.cc, the blocking and multi-key
+// pops in commands_blocking.cc.
 #pragma once
 
 #include <cctype>
