@@ -1,6 +1,7 @@
 """Redis 7.0's string and key commands beyond GET/SET through the proxy:
 SETNX, SETEX, PSETEX, MSETNX, GETEX, GETDEL, APPEND, GETRANGE, SUBSTR,
-SETRANGE, INCRBYFLOAT, SETBIT, GETBIT, BITCOUNT, BITPOS; EXPIREAT,
+SETRANGE, INCRBYFLOAT, SETBIT, GETBIT, BITCOUNT, BITPOS, LCS (against a
+model of Redis 7.0's walk, over random strings); EXPIREAT,
 PEXPIREAT, EXPIRETIME, PEXPIRETIME, the NX|XX|GT|LT options of the EXPIRE
 family, TOUCH, UNLINK and TIME — normal cases, option combinations, wrong
 types, exact error texts, edge cases, and the ranges of GETRANGE / BITCOUNT
@@ -792,3 +793,90 @@ def test_multi_block_of_new_writes(r, key):
     assert_ttl_near(r, n, 100)
     assert_ttl_near(r, k, 100)
     assert r.exists(key("m1")) == 0
+
+
+# ---------------------------------------------------------------------------
+# LCS
+
+def lcs_model(a, b, min_match_len=0):
+    """Redis 7.0's LCS: the DP table, then the walk back from the end that
+    picks the common string and the contiguous matched ranges (ties go to b's
+    side, as in Redis). Returns (string, length, [(a range, b range, len)])."""
+    t = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            t[i][j] = t[i - 1][j - 1] + 1 if a[i - 1] == b[j - 1] else max(t[i - 1][j], t[i][j - 1])
+    out, ranges, cur = [], [], None
+    i, j = len(a), len(b)
+    while i > 0 and j > 0:
+        close = False
+        if a[i - 1] == b[j - 1]:
+            out.append(a[i - 1])
+            cur = [i - 1, i - 1, j - 1, j - 1] if cur is None else [i - 1, cur[1], j - 1, cur[3]]
+            close = cur[0] == 0 or cur[2] == 0
+            i, j = i - 1, j - 1
+        else:
+            if t[i - 1][j] > t[i][j - 1]:
+                i -= 1
+            else:
+                j -= 1
+            close = cur is not None
+        if close:
+            n = cur[1] - cur[0] + 1
+            if min_match_len == 0 or n >= min_match_len:
+                ranges.append(([cur[0], cur[1]], [cur[2], cur[3]], n))
+            cur = None
+    return "".join(reversed(out)), t[len(a)][len(b)], ranges
+
+
+def test_lcs(r, key):
+    a, b = key("a"), key("b")
+    r.mset({a: "ohmytext", b: "mynewtext"})
+    assert r.execute_command("LCS", a, b) == "mytext"
+    assert r.execute_command("LCS", a, b, "LEN") == 6
+    assert r.execute_command("LCS", a, b, "IDX", "MINMATCHLEN", 4, "WITHMATCHLEN") == \
+        ["matches", [[[4, 7], [5, 8], 4]], "len", 6]
+    assert r.execute_command("LCS", a, key("missing")) == ""
+    rng = random.Random(7)
+    for _ in range(40):
+        x = "".join(rng.choice("abc") for _ in range(rng.randint(0, 30)))
+        y = "".join(rng.choice("abc") for _ in range(rng.randint(0, 30)))
+        m = rng.randint(0, 3)
+        r.mset({a: x, b: y})
+        text, length, ranges = lcs_model(x, y, m)
+        assert r.execute_command("LCS", a, b) == text, (x, y)
+        assert r.execute_command("LCS", a, b, "len") == length
+        want = [[list(ra), list(rb), n] for ra, rb, n in ranges]
+        assert r.execute_command("LCS", a, b, "IDX", "MINMATCHLEN", m, "WITHMATCHLEN") == \
+            ["matches", want, "len", length], (x, y, m)
+        assert r.execute_command("LCS", a, b, "IDX", "MINMATCHLEN", m) == \
+            ["matches", [[ra, rb] for ra, rb, _ in want], "len", length]
+
+
+def test_lcs_errors(c, key):
+    a, b = key("a"), key("b")
+    c.call("SET", a, "abc")
+    c.call("RPUSH", b, "x")
+    assert error_text(c.call("LCS", a, b)) == "ERR The specified keys must contain string values"
+    c.call("SET", b, "abd")
+    assert error_text(c.call("LCS", a, b, "LEN", "IDX")) == \
+        "ERR If you want both the length and indexes, please just use IDX."
+    assert error_text(c.call("LCS", a, b, "FOO")) == SYNTAX
+    assert error_text(c.call("LCS", a, b, "MINMATCHLEN")) == SYNTAX
+    assert error_text(c.call("LCS", a, b, "MINMATCHLEN", "x")) == NOT_INTEGER
+    assert c.call("LCS", a, b, "MINMATCHLEN", "-5", "LEN") == 2
+    assert error_text(c.call("LCS", a)) == "ERR wrong number of arguments for 'lcs' command"
+
+
+@pytest.mark.proxy_targets("rampart")
+def test_lcs_table_bound(c, key):
+    """rampart bounds LCS's transient table at 64 MiB (docs/proxy.md), where
+    Redis's bound is proto-max-bulk-len; just under it LCS still answers."""
+    a, b = key("a"), key("b")
+    c.call("SET", a, "x" * 5000)
+    c.call("SET", b, "y" * 5000)
+    assert error_text(c.call("LCS", a, b, "LEN")) == (
+        "ERR rampart: LCS of a 5000-byte and a 5000-byte string needs more than 64 MiB of "
+        "transient memory")
+    c.call("SET", b, "x" * 3000)
+    assert c.call("LCS", a, b, "LEN") == 3000

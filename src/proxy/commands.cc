@@ -75,6 +75,7 @@ constexpr CommandSpec kCommands[] = {
     {"incrbyfloat", 3, K::kWrite, 1, 1, 1, i::IncrByFloat},
     {"info", -1, K::kServer},
     {"keys", 2, K::kServer},
+    {"lcs", -3, K::kRead, 1, 2, 1, i::Lcs},
     {"lindex", 3, K::kRead, 1, 1, 1, i::LIndex},
     {"linsert", 5, K::kWrite, 1, 1, 1, i::LInsert},
     {"llen", 2, K::kRead, 1, 1, 1, i::LLen},
