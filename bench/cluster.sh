@@ -13,6 +13,7 @@
 #   stop_cluster             SIGTERM by PID and wait
 #   stop_up_children         SIGKILL what `up` started, after `up` itself was killed
 #   wait_ping PORT WHAT PID  up to 10 s for a redis PONG on 127.0.0.1:PORT
+#   wait_child PID           waits for a background client (its PID in $client_pid meanwhile)
 # Callers set nodes, partitions, spin_us and cluster_name first.
 
 bench_init() {
@@ -132,6 +133,18 @@ wait_ping() {  # PORT WHAT PID: up to 10 s for PONG on 127.0.0.1:PORT
   done
   echo "$(basename "$0"): $what on port $port did not answer PING" >&2
   return 1
+}
+
+# A foreground child would hold off the INT/TERM trap until it ends: clients run in the
+# background and are waited for with wait_child (wait returns on a signal); $client_pid names
+# the one running, for the caller's cleanup to stop.
+client_pid=""
+wait_child() {  # PID: its exit status
+  local rc=0
+  client_pid=$1
+  wait "$1" || rc=$?
+  client_pid=""
+  return "$rc"
 }
 
 stop_up_children() {  # after `up` itself had to be killed: SIGKILL the children it reported

@@ -113,17 +113,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# A foreground child would hold off the INT/TERM trap until it ends: clients
-# run in the background and are waited for (wait returns on a signal), and the
-# cleanup stops the one still running.
-client_pid=""
-wait_child() {  # PID: its exit status
-  local rc=0
-  client_pid=$1
-  wait "$1" || rc=$?
-  client_pid=""
-  return "$rc"
-}
 
 started_pid() {  # NAME: records $! for the cleanup
   pids+=("$!")

@@ -99,7 +99,6 @@ tmp=$(mktemp -d)
 data_root="${DATA_DIR:-$tmp/data}"
 up_pid=""
 redis_pid=""
-client_pid=""
 
 stop_rampart() {
   if [ -n "$up_pid" ]; then stop_pid "$up_pid" 15; up_pid=""; stop_up_children; fi
@@ -116,15 +115,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# A foreground child would hold off the INT/TERM trap until it ends: clients run in the
-# background and are waited for (wait returns on a signal); the cleanup stops the one running.
-wait_child() {  # PID: its exit status
-  local rc=0
-  client_pid=$1
-  wait "$1" || rc=$?
-  client_pid=""
-  return "$rc"
-}
 
 # The cluster file: the embedded default with new ports for every [[nodes]] entry (each keeps
 # its id, host and any other field) and the proxy, and kv.data_dir. Written from

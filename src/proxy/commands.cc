@@ -220,10 +220,16 @@ std::vector<std::string_view> KeysOf(const CommandSpec& spec, Args args) {
   return keys;
 }
 
-bool IsBlocking(const CommandSpec& spec) {
-  static constexpr std::string_view kBlocking[] = {"blpop",   "brpop",    "blmove",   "brpoplpush",
-                                                   "blmpop",  "bzpopmin", "bzpopmax", "bzmpop"};
-  return std::find(std::begin(kBlocking), std::end(kBlocking), spec.name) != std::end(kBlocking);
+const BlockingRule* BlockingOf(const CommandSpec& spec) {
+  static constexpr BlockingRule kLast{}, kFirst{.timeout_first = true},
+      kNullBulk{.null_array = false};
+  static constexpr std::pair<std::string_view, const BlockingRule*> kBlocking[] = {
+      {"blmove", &kNullBulk}, {"blmpop", &kFirst},   {"blpop", &kLast},    {"brpop", &kLast},
+      {"brpoplpush", &kNullBulk}, {"bzmpop", &kFirst}, {"bzpopmax", &kLast}, {"bzpopmin", &kLast}};
+  for (const auto& [name, rule] : kBlocking) {
+    if (name == spec.name) return rule;
+  }
+  return nullptr;
 }
 
 bool NeedsRead(const CommandSpec& spec, Args args) {

@@ -59,8 +59,15 @@ std::vector<std::string_view> KeysOf(const CommandSpec& spec, Args args);
 // Whether a kWrite command reads its keys first.
 bool NeedsRead(const CommandSpec& spec, Args args);
 // The blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN,
-// BZPOPMAX, BZMPOP): they may park their session, so they neither lead nor
-// join another job of their keys (worker_block.cc).
-bool IsBlocking(const CommandSpec& spec);
+// BZPOPMAX, BZMPOP): they may park their session (worker_block.cc), so they
+// neither lead nor join another job of their keys. What the worker needs to
+// know of them: where their timeout is and what they answer when it is up.
+struct BlockingRule {
+  bool timeout_first = false;  // the first argument (BLMPOP, BZMPOP), else the last
+  bool null_array = true;      // a null array at the timeout, else a null bulk (BLMOVE, BRPOPLPUSH)
+};
+// The rule of a blocking command, or nullptr for any other.
+const BlockingRule* BlockingOf(const CommandSpec& spec);
+inline bool IsBlocking(const CommandSpec& spec) { return BlockingOf(spec) != nullptr; }
 
 }  // namespace rampart::proxy

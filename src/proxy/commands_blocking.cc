@@ -30,7 +30,7 @@ Status CheckTimeout(std::string_view arg) {
 // Whether a woken command passes over the waited key whose lookup gave `s`
 // (DataView::woken): it holds another type now.
 bool PassOver(const DataView& data, const Status& s) {
-  return data.woken() && !s.ok() && s.message().starts_with("WRONGTYPE");
+  return data.woken() && !s.ok() && s.message() == kWrongType;
 }
 
 // Nothing to pop: park, or (inside MULTI) answer the null now.

@@ -232,14 +232,13 @@ void ZPop(Args args, DataView& data, resp::Writer& out) {
   const bool max = EqualsNoCase(args[0], "zpopmax");
   auto found = PopScored(data, args[1], max, static_cast<uint64_t>(count));
   if (ReplyIfError(found.status(), out)) return;
-  const Zset::Scored none;
-  const Zset::Scored* popped = found->has_value() ? &**found : &none;
+  const Zset::Scored popped = std::move(*found).value_or(Zset::Scored());
   // RESP3 gives a count's pops as pairs, a single pop flat.
-  if (args.size() == 3 || out.protocol() < 3) return ReplyScored(out, *popped, true);
-  out.Array(popped->empty() ? 0 : 2);
-  if (popped->empty()) return;
-  out.Bulk(popped->front().first);
-  ReplyScore(out, popped->front().second);
+  if (args.size() == 3 || out.protocol() < 3) return ReplyScored(out, popped, true);
+  out.Array(popped.empty() ? 0 : 2);
+  if (popped.empty()) return;
+  out.Bulk(popped.front().first);
+  ReplyScore(out, popped.front().second);
 }
 
 // ZRANDMEMBER key [count [WITHSCORES]]

@@ -19,11 +19,10 @@
 namespace rampart::proxy {
 namespace {
 
-// The timeout of a blocking command (seconds, validated by the command: the
-// first argument of BLMPOP and BZMPOP, the last of the others) as a deadline;
-// 0: none.
+// The timeout of a blocking command (seconds, validated by the command;
+// where it is: BlockingOf) as a deadline; 0: none.
 uint64_t DeadlineOf(const Command& c, uint64_t now_ms) {
-  const bool first = c.spec->name == "blmpop" || c.spec->name == "bzmpop";
+  const bool first = BlockingOf(*c.spec)->timeout_first;
   const double seconds = std::strtod((first ? c.args[1] : c.args.back()).c_str(), nullptr);
   if (!(seconds > 0)) return 0;
   return now_ms + static_cast<uint64_t>(std::ceil(seconds * 1000));
@@ -34,10 +33,10 @@ std::string TimeoutReply(const Command& c, int protocol) {
   std::string out;
   resp::Writer w(&out);
   w.SetProtocol(protocol);
-  if (c.spec->name == "blmove" || c.spec->name == "brpoplpush") {
-    w.Null();
-  } else {
+  if (BlockingOf(*c.spec)->null_array) {
     w.NullArray();
+  } else {
+    w.Null();
   }
   return out;
 }
