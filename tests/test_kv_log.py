@@ -96,7 +96,10 @@ def test_a_damaged_log_is_refused_naming_the_file_and_offset(tmp_path):
                           text=True, timeout=60)
     assert proc.returncode == 1, proc.stderr
     assert "exited during start" in proc.stderr, proc.stderr
-    assert "checksum" in proc.stderr and str(damaged[0].parent) in proc.stderr, proc.stderr
+    # Every node with a damaged segment fails; `up` reports the ones that exit before it
+    # stops the rest, so the error names one of the damaged partitions, not a chosen one.
+    assert "checksum" in proc.stderr, proc.stderr
+    assert any(str(d.parent) in proc.stderr for d in damaged), proc.stderr
 
 
 def test_another_clusters_log_is_refused(tmp_path):
