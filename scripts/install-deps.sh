@@ -16,6 +16,8 @@ packages=(
   nlohmann-json3-dev              # benchmark JSON
   libisal-dev                     # crc32c (crc32_iscsi), XOR parity
   liburing-dev                    # storage-node io_uring engine
+  libssl-dev                      # libcrypto: HMAC-SHA256 of the peers' handshake (cluster secret)
+  iproute2                        # ip netns: the multi-host tests' hosts
   python3 python3-venv            # integration tests and plots
   redis-tools                     # redis-cli, redis-benchmark: proxy tests and benchmark
   redis-server nutcracker         # the proxy benchmark's baselines (Redis, twemproxy)

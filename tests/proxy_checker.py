@@ -25,6 +25,11 @@ runs against the same server never mix with this one's seqs.
 --split-writes makes writers SET the keys one by one instead of one MSET: not
 atomic on any server, so it must fracture (shows the checker is not vacuous).
 
+--server HOST:PORT, repeated, spreads the processes over several servers of
+one store (the proxies of a rampart cluster on several hosts): writer i and
+reader i use server i modulo their number, so reads meet writes made through
+the other servers.
+
 Prints one JSON object. Exit code: 0 when no read fractured (with
 --expect-fractures: when at least one did), 1 otherwise, 2 on an error
 (connection, protocol, a value no writer wrote).
@@ -52,8 +57,9 @@ def parse_value(raw, writer):
     return int(seq), {int(j) for j in keys.split(",")}
 
 
-def connect(args):
-    return redis.Redis(host=args.host, port=args.port, password=args.password,
+def connect(args, index):
+    host, port = args.servers[index % len(args.servers)]
+    return redis.Redis(host=host, port=port, password=args.password,
                        decode_responses=True, socket_timeout=30)
 
 
@@ -65,7 +71,7 @@ def writer_main(args, writer, stop, deadline, out):
     rng = random.Random(f"{args.run}-w{writer}")
     result = {"role": "writer", "id": writer, "writes": 0}
     try:
-        r = connect(args)
+        r = connect(args, writer)
         seq = 0
         while not stop.is_set() and time.time() < deadline:
             seq += 1
@@ -88,7 +94,7 @@ def reader_main(args, reader, deadline, out):
     result = {"role": "reader", "id": reader, "reads": 0, "fractured": 0, "checked": 0,
               "examples": []}
     try:
-        r = connect(args)
+        r = connect(args, reader)
         while result["reads"] < args.reads and time.time() < deadline:
             writer = rng.randrange(args.writers)
             idx = rng.sample(range(args.keys_per_writer), args.set_size)
@@ -161,6 +167,7 @@ def run(args):
     reads = [x for x in results if x["role"] == "reader"]
     summary = {
         "run": args.run,
+        "servers": [f"{h}:{p}" for h, p in args.servers],
         "mode": "split-writes" if args.split_writes else "mset",
         "writers": args.writers, "readers": args.readers,
         "keys_per_writer": args.keys_per_writer, "set_size": args.set_size,
@@ -175,10 +182,40 @@ def run(args):
     return summary
 
 
+def checked_summary(completed, min_reads):
+    """The summary of a finished checker run (a subprocess.CompletedProcess
+    with text output) for a test: it printed one, had no errors, read at
+    least `min_reads` times, wrote, and tested some pair. Raises
+    AssertionError otherwise."""
+    print(completed.stdout, completed.stderr)
+    assert completed.stdout.strip(), (f"checker printed nothing (exit {completed.returncode}):\n"
+                                      f"{completed.stderr}")
+    summary = json.loads(completed.stdout.strip().splitlines()[-1])
+    assert summary["errors"] == [], summary
+    assert summary["reads"] >= min_reads and summary["writes"] > 0, summary
+    assert summary["checked"] > 0, summary
+    return summary
+
+
+def until_fractured(run_once, attempts=3):
+    """Calls `run_once()`, which runs the checker with --expect-fractures and
+    returns (exit code, summary), until a run saw a fractured read (a few
+    bounded attempts: fractures are likely, not certain, in one run).
+    Returns the fractured reads of that run, 0 when no run saw one."""
+    for _ in range(attempts):
+        code, summary = run_once()
+        if summary["fractured"]:
+            assert code == 0, summary
+            return summary["fractured"]
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--port", type=int)
+    ap.add_argument("--server", action="append", default=[], metavar="HOST:PORT",
+                    help="a server of the store (repeatable); instead of --host/--port")
     ap.add_argument("--password", default=None)
     ap.add_argument("--writers", type=int, default=2)
     ap.add_argument("--readers", type=int, default=2)
@@ -194,6 +231,16 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if not 1 <= args.set_size <= args.keys_per_writer:
         ap.error("--set-size must be within 1..--keys-per-writer")
+    if args.server and args.port is not None:
+        ap.error("give --server or --host/--port, not both")
+    if not args.server and args.port is None:
+        ap.error("give --port (or --server HOST:PORT)")
+    args.servers = []
+    for s in args.server or [f"{args.host}:{args.port}"]:
+        host, _, port = s.rpartition(":")
+        if not host or not port.isdigit():
+            ap.error(f"--server wants HOST:PORT, got {s!r}")
+        args.servers.append((host, int(port)))
     args.run = args.run or f"ra{os.getpid()}x{random.randrange(1 << 30):x}"
     summary = run(args)
     print(json.dumps(summary), flush=True)

@@ -70,7 +70,7 @@ Result<storage::VolumeClientOptions> ClientOptions(const ClusterConfig& config,
   const int port = std::atoi(t.address.c_str() + colon + 1);
   if (port <= 0 || port > 65535) return InvalidArgument("--address: bad port");
   o.port = static_cast<uint16_t>(port);
-  o.fabric = transport::FabricOptionsFromConfig(config);
+  RAMPART_ASSIGN_OR_RETURN(o.fabric, transport::FabricOptionsFromConfig(config));
   o.fabric.backend = transport::Backend::kUcx;
   o.connections = t.connections;
   o.queue_depth = queue_depth;

@@ -38,7 +38,9 @@ void RegisterBenchCommands(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   OnRunWithConfig(transport, ctx, [flags](const ClusterConfig& config) {
     bench::TransportBenchOptions options;
-    options.fabric = transport::FabricOptionsFromConfig(config);
+    auto fabric = transport::FabricOptionsFromConfig(config);
+    if (!fabric.ok()) return ReportUsageError(fabric.status());
+    options.fabric = *fabric;
     options.duration = std::chrono::milliseconds(static_cast<int64_t>(flags->seconds * 1000));
     options.paths = flags->paths;
     auto results = bench::RunTransportBench(options);
@@ -67,7 +69,9 @@ void RegisterBenchCommands(CLI::App& app, CommandContext& ctx) {
   peer_cmd->add_option("--ucx-tls", peer->tls);
   peer_cmd->add_option("--ucx-net-devices", peer->net_devices);
   OnRunWithConfig(peer_cmd, ctx, [peer](const ClusterConfig& config) {
-    transport::FabricOptions options = transport::FabricOptionsFromConfig(config);
+    auto fabric = transport::FabricOptionsFromConfig(config);
+    if (!fabric.ok()) return ReportUsageError(fabric.status());
+    transport::FabricOptions options = *fabric;
     options.backend = *transport::ParseBackend(peer->backend);
     options.ucx_transports = peer->tls;
     options.ucx_net_devices = peer->net_devices;

@@ -132,5 +132,7 @@ void RegisterNbdCommand(CLI::App& app, CommandContext& ctx);
 void RegisterVolumeCommands(CLI::App& app, CommandContext& ctx);
 // `rampart kv log info|verify --node N` (kv_log.cc).
 void RegisterKvLogCommands(CLI::App& app, CommandContext& ctx);
+// `rampart secret generate FILE` (secret.cc).
+void RegisterSecretCommand(CLI::App& app, CommandContext& ctx);
 
 }  // namespace rampart::cmd

@@ -129,6 +129,7 @@ int Main(int argc, char** argv) {
   RegisterNbdCommand(app, ctx);
   RegisterVolumeCommands(app, ctx);
   RegisterKvLogCommands(app, ctx);
+  RegisterSecretCommand(app, ctx);
   AddGlobalFlagsFooter(app);
 
   try {

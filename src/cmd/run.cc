@@ -20,7 +20,9 @@ void RegisterRunCommand(CLI::App& app, CommandContext& ctx) {
               << " nodes configured, transport " << config.transport.backend
               << "; checking the transport.\n";
     bench::TransportBenchOptions options;
-    options.fabric = transport::FabricOptionsFromConfig(config);
+    auto fabric = transport::FabricOptionsFromConfig(config);
+    if (!fabric.ok()) return ReportUsageError(fabric.status());
+    options.fabric = *fabric;
     options.duration = std::chrono::milliseconds(200);
     auto results = bench::RunTransportBench(options);
     if (!results.ok()) return ReportFailure(results.status());

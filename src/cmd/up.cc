@@ -22,6 +22,8 @@
 #include <CLI/CLI.hpp>
 
 #include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -30,6 +32,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -41,6 +44,7 @@
 #include <vector>
 
 #include "cmd/commands.h"
+#include "common/local_host.h"
 #include "common/tcp_probe.h"
 #include "kv/node.h"
 #include "kv/placement.h"
@@ -191,13 +195,13 @@ std::vector<Child> PlanChildren(const ClusterConfig& config, const kv::Placement
                     JoinNumbers(c.ports), " over ", config.transport.backend);
     children.push_back(std::move(c));
   }
-  if (config.proxy.enabled) {
+  for (const ProxyAddressConfig& p : config.ProxyProcesses()) {
     Child c;
     c.kind = Kind::kProxy;
-    c.label = "proxy";
-    c.command = {"proxy"};
-    c.host = config.proxy.host;
-    c.ports = {config.proxy.port};
+    c.label = config.proxies.empty() ? std::string("proxy") : StrCat("proxy ", p.id);
+    c.command = {"proxy", "--id", std::to_string(p.id)};
+    c.host = p.host;
+    c.ports = {p.port};
     const uint32_t workers = config.proxy.workers != 0
                                  ? config.proxy.workers
                                  : std::max(1u, std::thread::hardware_concurrency());
@@ -206,6 +210,50 @@ std::vector<Child> PlanChildren(const ClusterConfig& config, const kv::Placement
     children.push_back(std::move(c));
   }
   return children;
+}
+
+// The children this `up` starts: those whose host is one of `hosts` (as
+// written, or resolving to the same address), or with no `hosts` those whose
+// host is this machine's (common/local_host.h). Error when none is left.
+Result<std::vector<Child>> ChildrenOfThisHost(std::vector<Child> all,
+                                              const std::vector<std::string>& hosts) {
+  auto same = [](const std::string& a, const std::string& b) {
+    if (a == b) return true;
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    addrinfo* ra = nullptr;
+    addrinfo* rb = nullptr;
+    bool equal = false;
+    if (getaddrinfo(a.c_str(), nullptr, &hints, &ra) == 0 &&
+        getaddrinfo(b.c_str(), nullptr, &hints, &rb) == 0) {
+      equal = reinterpret_cast<sockaddr_in*>(ra->ai_addr)->sin_addr.s_addr ==
+              reinterpret_cast<sockaddr_in*>(rb->ai_addr)->sin_addr.s_addr;
+    }
+    if (ra != nullptr) freeaddrinfo(ra);
+    if (rb != nullptr) freeaddrinfo(rb);
+    return equal;
+  };
+  std::vector<Child> mine;
+  for (Child& c : all) {
+    const bool selected = hosts.empty() ? IsLocalHost(c.host)
+                                        : std::any_of(hosts.begin(), hosts.end(),
+                                                      [&](const std::string& h) { return same(h, c.host); });
+    if (selected) mine.push_back(std::move(c));
+  }
+  if (!mine.empty()) return mine;
+  std::string named;
+  for (const std::string& h : hosts) named += (named.empty() ? "" : ", ") + h;
+  if (!hosts.empty()) {
+    return InvalidArgument("no process of the cluster file has host ", named);
+  }
+  const Result<std::vector<std::string>> local = LocalAddresses();
+  std::string addresses;
+  if (local.ok()) {
+    for (const std::string& a : *local) addresses += (addresses.empty() ? "" : ", ") + a;
+  }
+  return InvalidArgument("no process of the cluster file runs on this machine (its addresses: ",
+                         addresses.empty() ? "none" : addresses,
+                         "); give the host to start with --host");
 }
 
 class Up {
@@ -368,7 +416,7 @@ class Up {
   const sigset_t old_mask_;
 };
 
-int RunUp(CommandContext& ctx, const std::string& data_dir) {
+int RunUp(CommandContext& ctx, const std::string& data_dir, const std::vector<std::string>& hosts) {
   const Result<ClusterConfig>& config = ctx.config();
   if (!config.ok()) return ReportUsageError(config.status());
   auto placement = kv::Placement::Create(config->nodes, config->kv.partitions_per_node);
@@ -392,7 +440,12 @@ int RunUp(CommandContext& ctx, const std::string& data_dir) {
   std::fflush(stdout);
   std::fflush(stderr);
 
-  Up up(ctx, exe, PlanChildren(*config, *placement, data_dir), old_mask);
+  auto children = ChildrenOfThisHost(PlanChildren(*config, *placement, data_dir), hosts);
+  if (!children.ok()) {
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    return ReportUsageError(children.status());
+  }
+  Up up(ctx, exe, std::move(*children), old_mask);
   for (Kind kind : {Kind::kStorageNode, Kind::kKvNode, Kind::kProxy}) {
     if (std::optional<int> exit = up.StartKind(kind, signals)) {
       StopAll(up.children());
@@ -402,8 +455,11 @@ int RunUp(CommandContext& ctx, const std::string& data_dir) {
   for (const Child& c : up.children()) {
     std::printf("%s: pid %d, %s\n", c.label.c_str(), static_cast<int>(c.pid), c.line.c_str());
   }
-  std::printf("ready: cluster \"%s\", %zu nodes, %u partitions; Ctrl-C or SIGTERM stops it\n",
-              config->name.c_str(), config->nodes.size(), placement->partition_count());
+  size_t here = 0;
+  for (const Child& c : up.children()) here += c.kind == Kind::kKvNode ? 1 : 0;
+  std::printf("ready: cluster \"%s\", %zu of %zu nodes here, %u partitions; Ctrl-C or SIGTERM "
+              "stops it\n",
+              config->name.c_str(), here, config->nodes.size(), placement->partition_count());
   std::fflush(stdout);
   return up.Run(signals);
 }
@@ -412,20 +468,26 @@ int RunUp(CommandContext& ctx, const std::string& data_dir) {
 
 void RegisterUpCommand(CLI::App& app, CommandContext& ctx) {
   auto data_dir = std::make_shared<std::string>();
+  auto hosts = std::make_shared<std::vector<std::string>>();
   CLI::App* cmd = app.add_subcommand(
       "up",
-      "Start every process of the cluster file as a child: the [[storage_nodes]] (`rampart "
+      "Start this host's processes of the cluster file as children — those whose host is an "
+      "address of this machine, or the --host given: the [[storage_nodes]] (`rampart "
       "storage-node --id N`), the kv-nodes (`rampart kv-node --id N`, which first recover "
-      "their redo logs) and, unless proxy.enabled is false, the Redis-protocol proxy "
-      "(`rampart proxy`); wait until every port accepts connections (at most 20 s), print "
-      "what runs where and \"ready\". A process that dies is restarted (backoff from 100 ms "
+      "their redo logs) and, unless proxy.enabled is false, the Redis-protocol proxies "
+      "(`rampart proxy --id N`); wait until every port accepts connections (at most 20 s), "
+      "print what runs where and \"ready\". On several hosts, run it on each with the same "
+      "cluster file (docs/deploy.md). A process that dies is restarted (backoff from 100 ms "
       "to 5 s) and reported; one that dies more than 5 times in 60 s stops the cluster "
       "(exit 1), as does one that fails to start. SIGINT or SIGTERM stops them all "
       "(SIGTERM, SIGKILL after 5 s) and exits 0. Children die with `up`.");
   cmd->add_option("--data-dir", *data_dir,
                   "Directory of the kv-nodes' redo logs when kv.log = \"dir\" (default: "
                   "kv.data_dir, ./rampart-data)");
-  OnRun(cmd, ctx, [&ctx, data_dir] { return RunUp(ctx, *data_dir); });
+  cmd->add_option("--host", *hosts,
+                  "Start the processes of this host (as the cluster file names it; repeatable) "
+                  "instead of those whose host is an address of this machine");
+  OnRun(cmd, ctx, [&ctx, data_dir, hosts] { return RunUp(ctx, *data_dir, *hosts); });
 }
 
 }  // namespace rampart::cmd

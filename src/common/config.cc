@@ -16,8 +16,10 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cctype>
 #include <cerrno>
 #include <sched.h>
+#include <sys/stat.h>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -37,6 +39,7 @@ namespace {
 using config_internal::ClusterSettings;
 using config_internal::Kind;
 using config_internal::NodeSettings;
+using config_internal::ProxyAddressSettings;
 using config_internal::Setting;
 using config_internal::StorageNodeSettings;
 using config_internal::VolumeSettings;
@@ -44,6 +47,7 @@ using config_internal::VolumeSettings;
 constexpr std::string_view kNodesKey = "nodes";
 constexpr std::string_view kStorageNodesKey = "storage_nodes";
 constexpr std::string_view kVolumesKey = "volumes";
+constexpr std::string_view kProxiesKey = "proxies";
 constexpr std::string_view kDefaultOrigin = "<default>";
 
 // ---------------------------------------------------------------------------
@@ -219,6 +223,7 @@ const std::vector<std::string>& KnownClusterKeys() {
     add(std::string(kNodesKey));
     add(std::string(kStorageNodesKey));
     add(std::string(kVolumesKey));
+    add(std::string(kProxiesKey));
     return out;
   }();
   return keys;
@@ -300,6 +305,9 @@ class Parser {
         config.storage_nodes =
             ApplyList(*node, "storage_nodes", StorageNodeSettings(), /*may_be_empty=*/true,
                       "every [[storage_nodes]] entry needs id, host, port, path and size");
+      } else if (prefix.empty() && full == kProxiesKey) {
+        config.proxies = ApplyList(*node, "proxies", ProxyAddressSettings(), /*may_be_empty=*/true,
+                                   "every [[proxies]] entry needs id, host and port");
       } else if (prefix.empty() && full == kVolumesKey) {
         config.volumes = ApplyList(*node, "volumes", VolumeSettings(), /*may_be_empty=*/true,
                                    "every [[volumes]] entry needs name, size and nodes");
@@ -534,6 +542,24 @@ std::vector<SettingDoc> DescribeList(std::string_view list,
 }  // namespace
 
 std::string NodeConfig::address() const { return StrCat(host, ":", port); }
+std::string ProxyAddressConfig::address() const { return StrCat(host, ":", port); }
+
+std::vector<ProxyAddressConfig> ClusterConfig::ProxyProcesses() const {
+  if (!proxy.enabled) return {};
+  if (!proxies.empty()) return proxies;
+  return {ProxyAddressConfig{0, proxy.host, proxy.port}};
+}
+
+std::vector<std::string> ClusterConfig::Hosts() const {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& h) {
+    if (std::find(out.begin(), out.end(), h) == out.end()) out.push_back(h);
+  };
+  for (const NodeConfig& n : nodes) add(n.host);
+  for (const StorageNodeConfig& n : storage_nodes) add(n.host);
+  for (const ProxyAddressConfig& p : ProxyProcesses()) add(p.host);
+  return out;
+}
 
 uint64_t VolumeConfig::stripes() const {
   const uint64_t stripe_bytes = data_cells() * cell_bytes;
@@ -588,13 +614,56 @@ uint32_t EffectiveSpinMicros(const ClusterConfig& config, uint32_t cores) {
   if (config.transport.spin_us != TransportConfig::kSpinAuto) return config.transport.spin_us;
   std::map<std::string, uint32_t, std::less<>> pollers;  // by host
   for (const NodeConfig& n : config.nodes) pollers[n.host] += config.kv.partitions_per_node;
-  if (config.proxy.enabled) {
-    pollers[config.proxy.host] += config.proxy.workers != 0 ? config.proxy.workers : cores;
+  for (const ProxyAddressConfig& p : config.ProxyProcesses()) {
+    pollers[p.host] += config.proxy.workers != 0 ? config.proxy.workers : cores;
   }
   for (const StorageNodeConfig& s : config.storage_nodes) pollers[s.host] += 1;
   uint32_t busiest = 0;
   for (const auto& [host, n] : pollers) busiest = std::max(busiest, n);
   return busiest < cores ? kAutoSpinMicros : 0;
+}
+
+std::string EffectiveNetDevices(const ClusterConfig& config) {
+  const std::string& value = config.transport.ucx.net_devices;
+  if (value == "all") return "";
+  if (value != "auto") return value;
+  for (const std::string& host : config.Hosts()) {
+    const bool loopback = host == "localhost" || host.starts_with("127.") || host == "::1";
+    if (!loopback) return "";
+  }
+  return "lo";
+}
+
+Result<ClusterSecret> ReadClusterSecret(const ClusterConfig& config) {
+  ClusterSecret out;
+  if (config.secret_file.empty()) {
+    out.value = config.secret;
+    return out;
+  }
+  const std::string& path = config.secret_file;
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (!file) return ErrnoStatus(StrCat("cluster.secret_file ", path, ": cannot read"), errno);
+  char buf[4096];
+  const size_t got = std::fread(buf, 1, sizeof buf, file);
+  const bool longer = got == sizeof buf && std::fgetc(file) != EOF;
+  struct stat st {};
+  const bool stat_ok = fstat(fileno(file), &st) == 0;
+  std::fclose(file);
+  if (longer) return InvalidArgument("cluster.secret_file ", path, " is longer than 4 KiB");
+  out.value.assign(buf, got);
+  while (!out.value.empty() && std::isspace(static_cast<unsigned char>(out.value.back()))) {
+    out.value.pop_back();
+  }
+  if (out.value.size() < kMinClusterSecretBytes) {
+    return InvalidArgument("cluster.secret_file ", path, " holds ", out.value.size(),
+                           " characters; a secret has at least ", kMinClusterSecretBytes,
+                           " (rampart secret generate ", path, " writes one)");
+  }
+  if (stat_ok && (st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    out.warning = StrCat("cluster.secret_file ", path, " may be read by others (mode ",
+                         fmt::format("{:04o}", st.st_mode & 07777), "); chmod 600 it");
+  }
+  return out;
 }
 
 uint32_t UsableCores() {
@@ -621,6 +690,7 @@ std::string FormatClusterConfig(const ClusterConfig& config) {
   out += FormatList(kNodesKey, NodeSettings(), config.nodes);
   out += FormatList(kStorageNodesKey, StorageNodeSettings(), config.storage_nodes);
   out += FormatList(kVolumesKey, VolumeSettings(), config.volumes);
+  out += FormatList(kProxiesKey, ProxyAddressSettings(), config.proxies);
   return out;
 }
 
@@ -632,7 +702,8 @@ std::vector<SettingDoc> DescribeClusterSettings() {
   }
   for (auto&& list : {DescribeList(kNodesKey, NodeSettings()),
                       DescribeList(kStorageNodesKey, StorageNodeSettings()),
-                      DescribeList(kVolumesKey, VolumeSettings())}) {
+                      DescribeList(kVolumesKey, VolumeSettings()),
+                      DescribeList(kProxiesKey, ProxyAddressSettings())}) {
     out.insert(out.end(), list.begin(), list.end());
   }
   return out;

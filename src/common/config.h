@@ -33,9 +33,10 @@ namespace rampart {
 
 // [transport.ucx]: passed to UCX through its environment variables.
 struct UcxConfig {
-  // UCX_NET_DEVICES unless the environment already sets it. "lo" keeps
-  // 127.0.0.1 traffic on loopback. Empty: UCX's choice. Default: "lo".
-  std::string net_devices = "lo";
+  // UCX_NET_DEVICES unless the environment already sets it. "auto": "lo"
+  // when every host of the cluster file is a loopback address, else UCX's
+  // choice (EffectiveNetDevices). "all" or empty: UCX's choice. Default: "auto".
+  std::string net_devices = "auto";
   // UCX_TLS unless the environment already sets it. Empty: UCX's default.
   // Default: "".
   std::string tls;
@@ -125,6 +126,9 @@ struct ClientConfig {
   std::string put = "rpc";
   // Addresses a GET* client caches, 1..2^32. Default: 1048576.
   uint64_t address_cache_entries = 1 << 20;
+  // Milliseconds without an answer after which a partition that requests
+  // wait for counts as unreachable (txn/client.h), 10..3600000. Default: 1000.
+  uint32_t unreachable_after_ms = 1000;
 
   bool operator==(const ClientConfig&) const = default;
 };
@@ -217,6 +221,22 @@ struct VolumeConfig {
   bool operator==(const VolumeConfig&) const = default;
 };
 
+// One [[proxies]] entry: a Redis-protocol proxy process (`rampart proxy
+// --id N`). All keys are required.
+struct ProxyAddressConfig {
+  uint32_t id = 0;     // unique among proxies, 0..4095; its timestamps' client id is 4000 + id
+  std::string host;    // IPv4 address to listen on for Redis clients
+  uint16_t port = 0;   // 1..65535; host:port unique among proxies
+
+  std::string address() const;
+
+  bool operator==(const ProxyAddressConfig&) const = default;
+};
+
+// The timestamp client id of proxy `id` (proxy.md): distinct proxies never
+// issue the same timestamp.
+inline constexpr uint32_t kProxyClientIdBase = 4000;
+
 // One [[nodes]] entry: a process of the cluster. All keys are required.
 struct NodeConfig {
   uint32_t id = 0;     // unique, 0..65535
@@ -236,6 +256,12 @@ struct ClusterConfig {
   // [cluster] name: names the cluster in logs and benchmark output;
   // letters, digits, '.', '_' and '-', at most 64. Default: "local".
   std::string name = "local";
+  // [cluster] secret / secret_file: the secret every peer below the proxy
+  // proves it holds before a kv-node or storage node serves it anything
+  // (docs/transport.md, "Peer authentication"). At most one of the two; both
+  // empty: no authentication. ReadClusterSecret gives the effective secret.
+  std::string secret;
+  std::string secret_file;
   TransportConfig transport;
   KvConfig kv;
   ClientConfig client;
@@ -254,6 +280,9 @@ struct ClusterConfig {
   // [[volumes]]: may be empty (the default: none); a file's list replaces the
   // default list.
   std::vector<VolumeConfig> volumes;
+  // [[proxies]]: the proxy processes when the cluster has several (on several
+  // hosts). Empty (the default): one proxy on proxy.host:proxy.port.
+  std::vector<ProxyAddressConfig> proxies;
 
   // Where the configuration came from: the file path, or "<default>".
   // Not a setting; ignored by operator==.
@@ -265,12 +294,19 @@ struct ClusterConfig {
   const StorageNodeConfig* FindStorageNode(uint32_t id) const;
   // The volume with this name, or nullptr.
   const VolumeConfig* FindVolume(std::string_view name) const;
+  // The proxy processes of the cluster: [[proxies]] when the file lists any,
+  // else one with id 0 on proxy.host:proxy.port; none when proxy.enabled is
+  // false.
+  std::vector<ProxyAddressConfig> ProxyProcesses() const;
+  // Every host the file names (nodes, storage nodes, proxies), once each.
+  std::vector<std::string> Hosts() const;
 
   bool operator==(const ClusterConfig& other) const {
     return name == other.name && transport == other.transport && kv == other.kv &&
            client == other.client && proxy == other.proxy && nodes == other.nodes &&
            storage == other.storage && storage_nodes == other.storage_nodes &&
-           volumes == other.volumes;
+           volumes == other.volumes && proxies == other.proxies && secret == other.secret &&
+           secret_file == other.secret_file;
   }
 };
 
@@ -297,6 +333,23 @@ inline constexpr uint32_t kAutoSpinMicros = 50;
 uint32_t EffectiveSpinMicros(const ClusterConfig& config, uint32_t cores);
 // The cores this process may run on (its CPU affinity mask), at least 1.
 uint32_t UsableCores();
+
+// UCX_NET_DEVICES for transport.ucx.net_devices: "auto" is "lo" when every
+// host of the file is a loopback address (127.0.0.0/8, "localhost"), else ""
+// (UCX's choice: every device, RDMA ones included); "all" is ""; any other
+// value is returned as it is.
+std::string EffectiveNetDevices(const ClusterConfig& config);
+
+// The cluster secret: cluster.secret, or the contents of cluster.secret_file
+// with trailing whitespace dropped; empty when neither is set. Errors name
+// the file: unreadable, or shorter than kMinClusterSecretBytes. A file that
+// group or others may read is used, with a warning to log.
+inline constexpr size_t kMinClusterSecretBytes = 16;
+struct ClusterSecret {
+  std::string value;
+  std::string warning;  // "" or why the secret file is at risk
+};
+Result<ClusterSecret> ReadClusterSecret(const ClusterConfig& config);
 
 // The text of config/default.toml as embedded at build time.
 std::string_view DefaultClusterConfigText();

@@ -65,10 +65,12 @@ std::span<const Setting<NodeConfig>> NodeSettings();
 std::span<const Setting<StorageNodeConfig>> StorageNodeSettings();
 // The keys of one [[volumes]] entry.
 std::span<const Setting<VolumeConfig>> VolumeSettings();
+// The keys of one [[proxies]] entry.
+std::span<const Setting<ProxyAddressConfig>> ProxyAddressSettings();
 
 // The checks that involve more than one setting, run once the whole file is
 // applied: at least one node, the nodes' partition port ranges, the
-// proxy's replicas and port against the nodes, the storage limits, and the
+// proxy's replicas and the proxies' ports against the nodes, the secret, the storage limits, and the
 // volumes against the storage nodes. InvalidArgument naming the
 // keys ("proxy.replicas is 3 but ..."), without the file name, which the
 // caller puts in front.

@@ -53,6 +53,19 @@ const Setting<ClusterConfig> kClusterSettings[] = {
      .doc = "Names the cluster in logs and benchmark output. Letters, digits, `.`, `_` and `-`, "
             "at most 64.",
      .check = CheckName},
+    {.key = "cluster.secret",
+     .kind = Kind::kString,
+     .field = RAMPART_FIELD(ClusterConfig, secret),
+     .doc = "The cluster secret, at least 16 characters: kv-nodes and storage nodes serve only "
+            "peers that prove they hold it (challenge-response; it never crosses the network). "
+            "Prefer `secret_file`, which keeps it out of the cluster file. Empty: no peer "
+            "authentication."},
+    {.key = "cluster.secret_file",
+     .kind = Kind::kString,
+     .field = RAMPART_FIELD(ClusterConfig, secret_file),
+     .doc = "A file holding the cluster secret (trailing whitespace ignored; `rampart secret "
+            "generate FILE` writes one, mode 0600). Read at start; relative to the working "
+            "directory. At most one of `secret` and `secret_file`."},
     {.key = "transport.backend",
      .kind = Kind::kChoice,
      .field = RAMPART_FIELD(ClusterConfig, transport.backend),
@@ -101,8 +114,10 @@ const Setting<ClusterConfig> kClusterSettings[] = {
     {.key = "transport.ucx.net_devices",
      .kind = Kind::kString,
      .field = RAMPART_FIELD(ClusterConfig, transport.ucx.net_devices),
-     .doc = "ucx only: `UCX_NET_DEVICES` unless the environment already sets it. `lo` keeps "
-            "127.0.0.1 traffic on loopback; empty leaves the choice to UCX."},
+     .doc = "ucx only: `UCX_NET_DEVICES` unless the environment already sets it. `auto`: `lo` "
+            "when every host of the cluster file is a loopback address (UCX would otherwise use "
+            "every network device even for 127.0.0.1), else every device (UCX's choice, RDMA "
+            "ones included). `all` or empty: UCX's choice; or a list such as `eth0,mlx5_0:1`."},
     {.key = "transport.ucx.tls",
      .kind = Kind::kString,
      .field = RAMPART_FIELD(ClusterConfig, transport.ucx.tls),
@@ -237,6 +252,15 @@ const Setting<ClusterConfig> kClusterSettings[] = {
             "an arbitrary entry makes room.",
      .min = 1,
      .max = uint64_t{1} << 32},
+    {.key = "client.unreachable_after_ms",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ClusterConfig, client.unreachable_after_ms),
+     .doc = "A partition that answers nothing for this long while requests wait for it (a host "
+            "cut off, or down) is unreachable: its requests fail at once, or reads go to "
+            "another replica, and a connection attempt probes it every 100 ms until it "
+            "answers. The longest a request for it holds up others of a proxy worker.",
+     .min = 10,
+     .max = 3600000},
     {.key = "proxy.enabled",
      .kind = Kind::kBool,
      .field = RAMPART_FIELD(ClusterConfig, proxy.enabled),
@@ -468,6 +492,31 @@ const Setting<VolumeConfig> kVolumeSettings[] = {
      .max = uint64_t{1} << 50},
 };
 
+// The keys of one [[proxies]] entry.
+const Setting<ProxyAddressConfig> kProxyAddressSettings[] = {
+    {.key = "id",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ProxyAddressConfig, id),
+     .doc = "Unique id of the proxy (`rampart proxy --id`); its timestamps carry client id "
+            "4000 + id, so proxies never issue the same timestamp.",
+     .min = 0,
+     .max = 4095,
+     .required = true},
+    {.key = "host",
+     .kind = Kind::kString,
+     .field = RAMPART_FIELD(ProxyAddressConfig, host),
+     .doc = "IPv4 address the proxy listens on for Redis clients.",
+     .check = CheckHost,
+     .required = true},
+    {.key = "port",
+     .kind = Kind::kInteger,
+     .field = RAMPART_FIELD(ProxyAddressConfig, port),
+     .doc = "Port the proxy listens on. No two proxies share a host and port.",
+     .min = 1,
+     .max = 65535,
+     .required = true},
+};
+
 // The keys of one [[nodes]] entry.
 const Setting<NodeConfig> kNodeSettings[] = {
     {.key = "id",
@@ -505,6 +554,9 @@ std::span<const Setting<ClusterConfig>> ClusterSettings() { return kClusterSetti
 std::span<const Setting<NodeConfig>> NodeSettings() { return kNodeSettings; }
 std::span<const Setting<StorageNodeConfig>> StorageNodeSettings() { return kStorageNodeSettings; }
 std::span<const Setting<VolumeConfig>> VolumeSettings() { return kVolumeSettings; }
+std::span<const Setting<ProxyAddressConfig>> ProxyAddressSettings() {
+  return kProxyAddressSettings;
+}
 
 namespace {
 
@@ -532,9 +584,9 @@ Status CheckPartitionPorts(const ClusterConfig& config) {
   return Status::Ok();
 }
 
-// R copies on R distinct nodes need R nodes; the proxy's listening port must
-// not be a partition port of a node on the same host (hosts compare as
-// written: "localhost" and "127.0.0.1" are different hosts here).
+// R copies on R distinct nodes need R nodes; no proxy's listening port may be
+// a partition port of a node on the same host (hosts compare as written:
+// "localhost" and "127.0.0.1" are different hosts here); one secret at most.
 Status CheckProxy(const ClusterConfig& config) {
   const ProxyConfig& proxy = config.proxy;
   if (proxy.replicas > config.nodes.size()) {
@@ -543,15 +595,29 @@ Status CheckProxy(const ClusterConfig& config) {
                            " (every key is kept on proxy.replicas distinct nodes)");
   }
   const uint64_t n = config.kv.partitions_per_node;
-  for (size_t i = 0; i < config.nodes.size(); ++i) {
-    const NodeConfig& node = config.nodes[i];
-    if (node.host == proxy.host && node.port <= proxy.port && proxy.port < node.port + n) {
-      return InvalidArgument("proxy.host:proxy.port ", proxy.host, ":", proxy.port,
-                             " is one of nodes[", i, "] ports ", node.port, "..",
-                             node.port + n - 1, " on ", node.host,
-                             " (each node uses kv.partitions_per_node = ", n,
-                             " ports from its port)");
+  for (const ProxyAddressConfig& p : config.ProxyProcesses()) {
+    const std::string name =
+        config.proxies.empty() ? std::string("proxy.host:proxy.port") : StrCat("proxies[id ", p.id, "]");
+    for (size_t i = 0; i < config.nodes.size(); ++i) {
+      const NodeConfig& node = config.nodes[i];
+      if (node.host == p.host && node.port <= p.port && p.port < node.port + n) {
+        return InvalidArgument(name, " ", p.host, ":", p.port, " is one of nodes[", i,
+                               "] ports ", node.port, "..", node.port + n - 1, " on ", node.host,
+                               " (each node uses kv.partitions_per_node = ", n,
+                               " ports from its port)");
+      }
     }
+  }
+  return Status::Ok();
+}
+
+Status CheckSecret(const ClusterConfig& config) {
+  if (!config.secret.empty() && !config.secret_file.empty()) {
+    return InvalidArgument("cluster.secret and cluster.secret_file are both set; give one");
+  }
+  if (!config.secret.empty() && config.secret.size() < kMinClusterSecretBytes) {
+    return InvalidArgument("cluster.secret has ", config.secret.size(), " characters; at least ",
+                           kMinClusterSecretBytes, " are needed");
   }
   return Status::Ok();
 }
@@ -681,6 +747,7 @@ Status CheckClusterConfig(const ClusterConfig& config) {
   }
   RAMPART_RETURN_IF_ERROR(CheckPartitionPorts(config));
   RAMPART_RETURN_IF_ERROR(CheckProxy(config));
+  RAMPART_RETURN_IF_ERROR(CheckSecret(config));
   RAMPART_RETURN_IF_ERROR(CheckStorage(config));
   RAMPART_RETURN_IF_ERROR(CheckVolumes(config));
   return CheckLogVolumes(config);

@@ -37,7 +37,7 @@ TEST(ConfigTest, DefaultParses) {
   EXPECT_EQ(config->transport.connect_timeout_ms, 5000u);
   EXPECT_EQ(config->transport.ring_bytes, kMiB);
   EXPECT_EQ(config->transport.registration_cache_bytes, 256 * kMiB);
-  EXPECT_EQ(config->transport.ucx.net_devices, "lo");
+  EXPECT_EQ(config->transport.ucx.net_devices, "auto");
   EXPECT_EQ(config->transport.ucx.tls, "");
   ASSERT_EQ(config->nodes.size(), 4u);
   for (uint32_t i = 0; i < 4; ++i) {
@@ -85,10 +85,10 @@ TEST(ConfigTest, StructDefaultsMatchDefaultToml) {
 TEST(ConfigTest, DefaultTomlSpellsOutEverySetting) {
   const toml::table root = toml::parse(DefaultClusterConfigText());
   for (const SettingDoc& s : DescribeClusterSettings()) {
-    // List entries: the default has nodes and, commented out, storage nodes;
-    // no volumes.
+    // List entries: the default has nodes and, commented out, storage nodes
+    // and proxies; no volumes.
     if (s.key.starts_with("nodes[]") || s.key.starts_with("storage_nodes[]") ||
-        s.key.starts_with("volumes[]")) {
+        s.key.starts_with("volumes[]") || s.key.starts_with("proxies[]")) {
       continue;
     }
     EXPECT_TRUE(root.at_path(s.key).is_value()) << s.key << " is missing from config/default.toml";
@@ -120,7 +120,7 @@ TEST(ConfigTest, KeysLeftOutKeepTheirDefault) {
   ClusterConfig config = ParseOk("[transport]\nbackend = \"tcp\"\n");
   EXPECT_EQ(config.transport.backend, "tcp");
   EXPECT_EQ(config.transport.ring_bytes, kMiB);
-  EXPECT_EQ(config.transport.ucx.net_devices, "lo");
+  EXPECT_EQ(config.transport.ucx.net_devices, "auto");
   EXPECT_EQ(config.nodes.size(), 4u);
 }
 
@@ -131,7 +131,7 @@ TEST(ConfigTest, DottedKeysAndInlineTablesWork) {
       "cluster = { name = \"bench-1\" }\n");
   EXPECT_EQ(config.transport.spin_us, 0u);
   EXPECT_EQ(config.transport.ucx.tls, "shm,tcp");
-  EXPECT_EQ(config.transport.ucx.net_devices, "lo");
+  EXPECT_EQ(config.transport.ucx.net_devices, "auto");
   EXPECT_EQ(config.name, "bench-1");
 }
 
@@ -606,8 +606,12 @@ TEST(ConfigFormatTest, DescribesEverySetting) {
   ASSERT_NE(aggregate, docs.end());
   EXPECT_EQ(aggregate->type, "boolean");
   EXPECT_EQ(aggregate->default_value, "true");
-  EXPECT_EQ(docs.back().key, "volumes[].node_offset");
-  EXPECT_EQ(docs.back().default_value, "\"0B\"");
+  auto offset = std::find_if(docs.begin(), docs.end(),
+                             [](const SettingDoc& d) { return d.key == "volumes[].node_offset"; });
+  ASSERT_NE(offset, docs.end());
+  EXPECT_EQ(offset->default_value, "\"0B\"");
+  EXPECT_EQ(docs.back().key, "proxies[].port");
+  EXPECT_EQ(docs.back().default_value, "required");
   auto nodes = std::find_if(docs.begin(), docs.end(),
                             [](const SettingDoc& d) { return d.key == "volumes[].nodes"; });
   ASSERT_NE(nodes, docs.end());

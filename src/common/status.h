@@ -35,6 +35,7 @@ enum class StatusCode : unsigned char {
   kCorruption,        // checksum or format mismatch
   kIoError,
   kInternal,
+  kPermissionDenied,  // a peer failed authentication (values above are on the wire: append only)
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -101,6 +102,7 @@ RAMPART_STATUS_FACTORY(Aborted, kAborted)
 RAMPART_STATUS_FACTORY(Corruption, kCorruption)
 RAMPART_STATUS_FACTORY(IoError, kIoError)
 RAMPART_STATUS_FACTORY(InternalError, kInternal)
+RAMPART_STATUS_FACTORY(PermissionDenied, kPermissionDenied)
 #undef RAMPART_STATUS_FACTORY
 
 // Status from errno: IoError("open /x: No such file or directory").

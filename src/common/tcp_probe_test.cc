@@ -42,5 +42,27 @@ TEST(AcceptsTcpTest, TrueWhileListeningFalseAfterClose) {
   EXPECT_FALSE(AcceptsTcp("127.0.0.1", l.port(), 500));
 }
 
+// Polls a probe until it settles (bounded: loopback answers at once).
+TcpConnectProbe::State Settle(TcpConnectProbe& probe) {
+  for (int i = 0; i < 1000 && probe.Check() == TcpConnectProbe::State::kPending; ++i) {
+    usleep(1000);
+  }
+  return probe.Check();
+}
+
+TEST(TcpConnectProbeTest, AcceptedWhileListeningFailedAfterClose) {
+  Listener l;
+  TcpConnectProbe up("127.0.0.1", l.port());
+  EXPECT_EQ(Settle(up), TcpConnectProbe::State::kAccepted);
+  EXPECT_EQ(up.Check(), TcpConnectProbe::State::kAccepted);  // settled states stay
+  l.Close();
+  TcpConnectProbe down("127.0.0.1", l.port());
+  EXPECT_EQ(Settle(down), TcpConnectProbe::State::kFailed);
+  TcpConnectProbe nowhere("no-such-host.invalid", 1);
+  EXPECT_EQ(nowhere.Check(), TcpConnectProbe::State::kFailed);
+  TcpConnectProbe moved = std::move(down);
+  EXPECT_EQ(moved.Check(), TcpConnectProbe::State::kFailed);
+}
+
 }  // namespace
 }  // namespace rampart

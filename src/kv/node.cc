@@ -37,6 +37,8 @@ Result<std::unique_ptr<KvNode>> KvNode::Start(const ClusterConfig& config, uint3
   RAMPART_ASSIGN_OR_RETURN(ExecutorOptions executor_options, ExecutorOptionsFromConfig(config));
   RAMPART_ASSIGN_OR_RETURN(transport::Backend backend,
                            transport::ParseBackend(config.transport.backend));
+  RAMPART_ASSIGN_OR_RETURN(transport::FabricOptions fabric_options,
+                           transport::FabricOptionsFromConfig(config));
 
   std::unique_ptr<KvNode> node(new KvNode());
   node->node_id_ = node_id;
@@ -58,7 +60,7 @@ Result<std::unique_ptr<KvNode>> KvNode::Start(const ClusterConfig& config, uint3
   for (const PartitionAddress& address : node->partitions_) {
     internal::PartitionThreadOptions o;
     o.address = address;
-    o.fabric = transport::FabricOptionsFromConfig(config);
+    o.fabric = fabric_options;
     o.executor = executor_options;
     o.arena_bytes = config.kv.arena_bytes;
     o.budget = budget;

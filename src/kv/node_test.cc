@@ -46,7 +46,7 @@ class Client {
  public:
   Status Connect(const ClusterConfig& config, uint16_t port) {
     RAMPART_ASSIGN_OR_RETURN(fabric_, transport::Fabric::Create(
-                                          transport::FabricOptionsFromConfig(config)));
+                                          *transport::FabricOptionsFromConfig(config)));
     fabric_->SetMessageHandler(
         [this](const std::shared_ptr<transport::Endpoint>&, std::span<const std::byte> m) {
           replies_.emplace_back(m.begin(), m.end());

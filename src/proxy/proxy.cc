@@ -24,6 +24,7 @@ Proxy::~Proxy() {
 }
 
 Result<std::unique_ptr<Proxy>> Proxy::Start(const ClusterConfig& config,
+                                            const ProxyAddressConfig& where,
                                             const txn::ClientOptions& client) {
   const ProxyConfig& pc = config.proxy;
   if (pc.isolation != "ramp" && pc.isolation != "none") {
@@ -36,6 +37,7 @@ Result<std::unique_ptr<Proxy>> Proxy::Start(const ClusterConfig& config,
   auto impl = std::make_unique<Impl>();
   impl->shared = std::make_unique<SharedState>(config, std::move(ring));
   SharedState& shared = *impl->shared;
+  shared.listen = where;
   shared.limits.max_bulk_bytes = pc.max_bulk_bytes;
   shared.limits.max_array_elements = pc.max_array_elements;
   shared.limits.max_inline_bytes = pc.max_inline_bytes;
@@ -63,8 +65,8 @@ Result<std::unique_ptr<Proxy>> Proxy::Start(const ClusterConfig& config,
     Status s = started.get();
     if (!s.ok()) return s;  // ~Proxy stops the workers already running
   }
-  spdlog::info("proxy: {} workers on {}:{}, aggregation {}, isolation {}, {} replicas", n, pc.host,
-               pc.port, pc.aggregate ? "on" : "off", pc.isolation, pc.replicas);
+  spdlog::info("proxy {}: {} workers on {}, aggregation {}, isolation {}, {} replicas", where.id, n,
+               where.address(), pc.aggregate ? "on" : "off", pc.isolation, pc.replicas);
   return proxy;
 }
 

@@ -24,11 +24,13 @@ namespace rampart::proxy {
 
 class Proxy {
  public:
-  // Binds config.proxy.host:port (one SO_REUSEPORT socket per worker) and
-  // starts config.proxy.workers worker threads (0: one per core), each with a
-  // txn::Client made from `client`, all taking timestamps from one source
-  // with client.client_id. Fails when the port cannot be bound or the options are bad.
+  // Binds `where` (one SO_REUSEPORT socket per worker; one of
+  // config.ProxyProcesses()) and starts config.proxy.workers worker threads
+  // (0: one per core), each with a txn::Client made from `client`, all taking
+  // timestamps from one source with client.client_id. Fails when the port
+  // cannot be bound or the options are bad.
   static Result<std::unique_ptr<Proxy>> Start(const ClusterConfig& config,
+                                              const ProxyAddressConfig& where,
                                               const txn::ClientOptions& client);
   ~Proxy();  // Stop() and Wait()
 

@@ -47,13 +47,13 @@ Worker::~Worker() {
 }
 
 Status Worker::Listen() {
-  const ProxyConfig& pc = shared_.config.proxy;
-  const std::string where = StrCat(pc.host, ":", pc.port);
+  const ProxyAddressConfig& pc = shared_.listen;
+  const std::string where = pc.address();
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(pc.port);
   if (inet_pton(AF_INET, pc.host.c_str(), &addr.sin_addr) != 1) {
-    return InvalidArgument("proxy.host \"", pc.host, "\" is not an IPv4 address");
+    return InvalidArgument("the proxy's host \"", pc.host, "\" is not an IPv4 address");
   }
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (listen_fd_ < 0) return ErrnoStatus("proxy: socket", errno);
@@ -106,56 +106,74 @@ void Worker::Run(std::promise<Status> ready) {
       spdlog::warn("proxy: could not ask every kv-node for its newest timestamp: {}",
                    stats.status().ToString());
     }
-  }
-  if (index_ == 0) {
     sweeper_ = std::make_unique<Session>();
     sweeper_->internal = sweeper_->authenticated = true;
   }
   ready.set_value(Status::Ok());
+  Loop();
+  client_.reset();
+}
 
+int Worker::LoopTimeout() {
+  bool runnable = false;
+  for (const auto& [fd, s] : sessions_) runnable = runnable || Runnable(*s);
+  // Work waiting: look at the sockets without blocking. Only lock waits:
+  // come back in a millisecond. Nothing: block (never spin on sockets).
+  int timeout_ms = runnable ? (blocked_on_locks_ ? 1 : 0) : -1;
+  auto at_most = [&](int ms) {
+    if (timeout_ms < 0 || ms < timeout_ms) timeout_ms = ms;
+  };
+  if (sweeper_ != nullptr && !sweeper_->queue.empty()) {
+    timeout_ms = blocked_on_locks_ ? 1 : 0;
+  } else if (sweeper_ != nullptr) {
+    const uint64_t now = NowMs();
+    at_most(static_cast<int>(next_sweep_ms_ > now ? next_sweep_ms_ - now : 0));
+  }
+  if (parked_here_ > 0) {
+    const int deadline_ms = CheckParked();
+    if (deadline_ms >= 0) at_most(deadline_ms);
+    if (timeout_ms != 0) {
+      for (const auto& [fd, s] : sessions_) runnable = runnable || Runnable(*s);
+      if (runnable) timeout_ms = 0;
+    }
+  }
+  // Partitions that do not answer are probed by the client's Tick().
+  if (client_->unreachable_partitions() > 0) {
+    at_most(static_cast<int>(txn::Client::kProbeInterval.count()));
+  }
+  return timeout_ms;
+}
+
+bool Worker::HandleEvents(std::span<const epoll_event> events) {
+  bool stopping = false;
+  for (const epoll_event& event : events) {
+    const int fd = event.data.fd;
+    if (fd == stop_fd_) {
+      stopping = true;
+    } else if (fd == wake_fd_) {
+      uint64_t pokes = 0;
+      (void)!::read(wake_fd_, &pokes, sizeof(pokes));
+    } else if (fd == listen_fd_) {
+      Accept();
+    } else {
+      auto it = sessions_.find(fd);
+      if (it == sessions_.end()) continue;
+      Session& s = *it->second;
+      if (event.events & EPOLLOUT) WriteTo(s);
+      if (event.events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) ReadFrom(s);
+    }
+  }
+  return stopping;
+}
+
+void Worker::Loop() {
   std::vector<epoll_event> events(256);
   const uint32_t wait_us = shared_.config.proxy.batch_wait_us;
   bool stopping = false;
   while (!stopping) {
-    bool runnable = false;
-    for (const auto& [fd, s] : sessions_) runnable = runnable || Runnable(*s);
-    // Work waiting: look at the sockets without blocking. Only lock waits:
-    // come back in a millisecond. Nothing: block (never spin on sockets).
-    int timeout_ms = runnable ? (blocked_on_locks_ ? 1 : 0) : -1;
-    if (sweeper_ != nullptr && !sweeper_->queue.empty()) {
-      timeout_ms = blocked_on_locks_ ? 1 : 0;
-    } else if (sweeper_ != nullptr) {
-      const uint64_t now = NowMs();
-      const int until_sweep = static_cast<int>(next_sweep_ms_ > now ? next_sweep_ms_ - now : 0);
-      if (timeout_ms < 0 || until_sweep < timeout_ms) timeout_ms = until_sweep;
-    }
-    if (parked_here_ > 0) {
-      const int deadline_ms = CheckParked();
-      if (deadline_ms >= 0 && (timeout_ms < 0 || deadline_ms < timeout_ms)) timeout_ms = deadline_ms;
-      if (timeout_ms != 0) {
-        for (const auto& [fd, s] : sessions_) runnable = runnable || Runnable(*s);
-        if (runnable) timeout_ms = 0;
-      }
-    }
-    int n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), timeout_ms);
+    int n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), LoopTimeout());
     for (int round = 0; round < 2; ++round) {
-      for (int e = 0; e < n; ++e) {
-        const int fd = events[e].data.fd;
-        if (fd == stop_fd_) {
-          stopping = true;
-        } else if (fd == wake_fd_) {
-          uint64_t pokes = 0;
-          (void)!::read(wake_fd_, &pokes, sizeof(pokes));
-        } else if (fd == listen_fd_) {
-          Accept();
-        } else {
-          auto it = sessions_.find(fd);
-          if (it == sessions_.end()) continue;
-          Session& s = *it->second;
-          if (events[e].events & EPOLLOUT) WriteTo(s);
-          if (events[e].events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) ReadFrom(s);
-        }
-      }
+      stopping = HandleEvents(std::span<const epoll_event>(events.data(), std::max(n, 0))) || stopping;
       // The size/time bound of a batch: wait up to batch_wait_us for more
       // commands when the first look found fewer than batch_max_commands.
       if (round == 1 || wait_us == 0 || stopping) break;
@@ -172,6 +190,7 @@ void Worker::Run(std::promise<Status> ready) {
     }
     for (int fd : gone) Close(fd);
     if (stopping) break;
+    if (client_->unreachable_partitions() > 0) client_->Tick();
     if (parked_here_ > 0) CheckParked();
     if (sweeper_ != nullptr) Sweep(NowMs());
     Turn();
@@ -185,7 +204,6 @@ void Worker::Run(std::promise<Status> ready) {
     }
     for (int fd : done) Close(fd);
   }
-  client_.reset();
 }
 
 void Worker::Accept() {

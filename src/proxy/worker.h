@@ -21,9 +21,12 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include <sys/epoll.h>
 
 #include "common/config.h"
 #include "proxy/data_view.h"
@@ -42,6 +45,7 @@ struct SharedState {
   SharedState(ClusterConfig c, HashRing r) : config(std::move(c)), ring(std::move(r)) {}
   const ClusterConfig config;
   const HashRing ring;
+  ProxyAddressConfig listen;  // this proxy's id and address (set before the workers run)
   LockTable locks;
   resp::Limits limits;
   uint64_t started_ms = 0;
@@ -104,6 +108,11 @@ class Worker {
   struct Job;
 
   // Event loop pieces (worker.cc).
+  void Loop();
+  // How long the loop may block in epoll_wait (-1: until an event).
+  int LoopTimeout();
+  // Takes the sockets' events; true when Stop() was called.
+  bool HandleEvents(std::span<const epoll_event> events);
   void Accept();
   void ReadFrom(Session& s);
   void Parse(Session& s);

@@ -157,8 +157,7 @@ void Worker::ClientCommand(Session& s, const Command& c, resp::Writer& out) {
   const auto& a = c.args;
   const std::string sub = Lower(a[1]);
   auto describe = [&](const Session& x) {
-    return StrCat("id=", x.id, " addr=", x.peer, " laddr=", shared_.config.proxy.host, ":",
-                  shared_.config.proxy.port, " fd=", x.fd, " name=", x.name,
+    return StrCat("id=", x.id, " addr=", x.peer, " laddr=", shared_.listen.address(), " fd=", x.fd, " name=", x.name,
                   " age=", (NowMs() - x.connected_ms) / 1000, " db=0 multi=",
                   x.in_multi ? static_cast<int>(x.multi.size()) : -1, " resp=", x.protocol,
                   " lib-name=", x.lib_name, " lib-ver=", x.lib_version, "\n");
@@ -328,6 +327,7 @@ std::string Worker::Info(std::string_view section, std::optional<uint64_t> keys,
         "\r\nrampart_joined_commands:", shared_.joined.load(),
         "\r\nrampart_extra_read_rounds:", shared_.read_rounds.load(),
         "\r\nrampart_failovers:", shared_.failovers.load(),
+        "\r\nrampart_unreachable_partitions:", client_->unreachable_partitions(),
         "\r\nrampart_backend_errors:", shared_.backend_errors.load(), "\r\n\r\n");
   }
   if (want("memory")) {

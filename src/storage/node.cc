@@ -451,7 +451,7 @@ Result<StorageNodeOptions> StorageNodeOptionsFromConfig(const ClusterConfig& con
   o.queue_depth = st.queue_depth;
   o.max_io_bytes = static_cast<uint32_t>(st.max_io_bytes);
   o.staging_bytes = st.staging_bytes;
-  o.fabric = transport::FabricOptionsFromConfig(config);
+  RAMPART_ASSIGN_OR_RETURN(o.fabric, transport::FabricOptionsFromConfig(config));
   o.channel = transport::ChannelOptionsFromConfig(config.transport);
   return o;
 }

@@ -23,7 +23,7 @@ class RawClient {
  public:
   Status Connect(uint16_t port) {
     // As every process of a cluster: ucx with UCX_NET_DEVICES=lo (UCX_NOTES).
-    const transport::FabricOptions o = transport::FabricOptionsFromConfig(ClusterConfig());
+    const transport::FabricOptions o = *transport::FabricOptionsFromConfig(ClusterConfig());
     RAMPART_ASSIGN_OR_RETURN(fabric_, transport::Fabric::Create(o));
     RAMPART_ASSIGN_OR_RETURN(auto ep, fabric_->Connect("127.0.0.1", port));
     RAMPART_ASSIGN_OR_RETURN(channel_, fabric_->OpenChannel(ep));
@@ -92,7 +92,7 @@ class StorageNodeTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
     StorageNodeOptions o;
-    o.fabric = transport::FabricOptionsFromConfig(ClusterConfig());
+    o.fabric = *transport::FabricOptionsFromConfig(ClusterConfig());
     o.engine = GetParam().engine;
     o.engine_options.threads = 2;
     o.device.size = 8u << 20;

@@ -55,7 +55,7 @@ Result<std::unique_ptr<Volume>> Volume::Open(const ClusterConfig& config, const 
 
 Status Volume::Impl::Connect(const ClusterConfig& config) {
   geometry = IntentGeometryFor(layout);
-  transport::FabricOptions fo = transport::FabricOptionsFromConfig(config);
+  RAMPART_ASSIGN_OR_RETURN(transport::FabricOptions fo, transport::FabricOptionsFromConfig(config));
   if (fo.backend != transport::Backend::kUcx) {
     return InvalidArgument("volumes need transport.backend = \"ucx\" (the storage nodes move data "
                            "one-sidedly)");

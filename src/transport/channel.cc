@@ -37,13 +37,7 @@ void GatherCopy(std::span<const IoSlice> slices, size_t from, size_t n, std::byt
   }
 }
 
-// Transport-internal control messages.
-struct ControlHeader {
-  uint32_t type;
-  uint32_t reserved;
-  uint64_t a;  // OPEN: opener id; ACCEPT/REJECT: opener id; DOORBELL: target id
-  uint64_t b;  // OPEN: ring bytes; ACCEPT: acceptor id
-};
+}  // namespace
 
 Status SendControl(EndpointBase& ep, ControlType type, uint64_t a, uint64_t b,
                    std::span<const std::byte> payload) {
@@ -54,8 +48,6 @@ Status SendControl(EndpointBase& ep, ControlType type, uint64_t a, uint64_t b,
   IoSlice slice{buf->data(), buf->size()};
   return ep.SendControl(std::span<const IoSlice>(&slice, 1), [buf](Status) {});
 }
-
-}  // namespace
 
 // ---------------------------------------------------------------------------
 // ChannelImpl
@@ -485,12 +477,27 @@ void Fabric::Internal::DeliverControl(const std::shared_ptr<EndpointBase>& ep,
   ControlHeader h;
   std::memcpy(&h, bytes.data(), sizeof h);
   auto payload = bytes.subspan(sizeof h);
+  const auto type = static_cast<ControlType>(h.type);
+  if (type == ControlType::kAuthHello || type == ControlType::kAuthProof ||
+      type == ControlType::kAuthAccept || type == ControlType::kAuthRefuse) {
+    HandleAuth(ep, h, payload);
+    return;
+  }
+  if (!ep->proven()) {
+    Refuse(ep, "sent a control message before proving the cluster secret");
+    return;
+  }
   auto find = [&](uint64_t id) -> ChannelImpl* {
     auto it = channels_.find(id);
     return it == channels_.end() || it->second->endpoint().get() != ep.get() ? nullptr
                                                                              : it->second.get();
   };
-  switch (static_cast<ControlType>(h.type)) {
+  switch (type) {
+    case ControlType::kAuthHello:
+    case ControlType::kAuthProof:
+    case ControlType::kAuthAccept:
+    case ControlType::kAuthRefuse:
+      return;  // handled above
     case ControlType::kChannelOpen:
       HandleChannelOpen(ep, bytes);
       return;

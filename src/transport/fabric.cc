@@ -98,6 +98,24 @@ Fabric::Fabric(const FabricOptions& options)
 
 Fabric::~Fabric() = default;
 
+Result<std::shared_ptr<Endpoint>> Fabric::Connect(const std::string& host, uint16_t port) {
+  return Connect(host, port, options_.connect_timeout);
+}
+
+Result<std::shared_ptr<Endpoint>> Fabric::Connect(const std::string& host, uint16_t port,
+                                                  std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  RAMPART_ASSIGN_OR_RETURN(std::shared_ptr<Endpoint> connected,
+                           ConnectBackend(host, port, timeout));
+  auto ep = std::static_pointer_cast<EndpointBase>(connected);
+  if (Status st = internal_->AwaitHandshake(*ep, deadline); !st.ok()) {
+    ep->Close();
+    return st.WithContext(StrCat("connecting to ", host, ":", port));
+  }
+  ep->handed_out = true;
+  return connected;
+}
+
 Result<std::shared_ptr<Channel>> Fabric::OpenChannel(const std::shared_ptr<Endpoint>& endpoint,
                                                      const ChannelOptions& options) {
   return internal_->OpenChannel(endpoint, options);
@@ -118,6 +136,7 @@ int Fabric::Progress() {
   // Completions run by channel polling (or handlers that started operations
   // completing at once) are not left waiting for the next call.
   events += internal_->RunDeferred();
+  if (internal_->handshakes_pending()) internal_->ExpireHandshakes();
   return events;
 }
 
@@ -223,12 +242,12 @@ void Fabric::Internal::DrainNotify() {
   (void)!read(notify_fd_, &v, sizeof v);
 }
 
-void Fabric::Internal::DeliverAccept(std::shared_ptr<EndpointBase> ep) {
-  if (fabric_.on_accept_) fabric_.on_accept_(std::move(ep));
-}
-
 void Fabric::Internal::DeliverMessage(const std::shared_ptr<EndpointBase>& ep,
                                       std::span<const std::byte> bytes) {
+  if (!ep->proven()) {
+    Refuse(ep, "sent a message before proving the cluster secret");
+    return;
+  }
   if (fabric_.on_message_) {
     std::shared_ptr<Endpoint> as_endpoint = ep;
     fabric_.on_message_(as_endpoint, bytes);
@@ -236,6 +255,7 @@ void Fabric::Internal::DeliverMessage(const std::shared_ptr<EndpointBase>& ep,
 }
 
 void Fabric::Internal::DeliverDisconnect(const std::shared_ptr<EndpointBase>& ep, Status why) {
+  if (!ep->handed_out) return;  // the user never had it (a handshake that failed)
   for (auto& [id, channel] : channels_) {
     if (channel->endpoint().get() == ep.get()) channel->Fail(why);
   }

@@ -5,7 +5,9 @@
 // Notify() (any thread).
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <span>
@@ -31,7 +33,24 @@ enum class ControlType : uint32_t {
   kChannelAccept = 2,  // acceptor -> opener: ring descriptor
   kChannelReject = 3,  // acceptor -> opener: reason
   kDoorbell = 4,       // "I wrote into your ring/credits while you slept"
+  kAuthHello = 5,      // acceptor -> connector: version, secret required?, nonce (peer_auth.cc)
+  kAuthProof = 6,      // connector -> acceptor: nonce, proof of the secret
+  kAuthAccept = 7,     // acceptor -> connector: proof of the secret
+  kAuthRefuse = 8,     // either way, before closing: why the handshake failed
 };
+
+// Every control message starts with this header (little-endian).
+struct ControlHeader {
+  uint32_t type;      // ControlType
+  uint32_t reserved;
+  uint64_t a;  // OPEN: opener id; ACCEPT/REJECT: opener id; DOORBELL: target id; HELLO: version
+  uint64_t b;  // OPEN: ring bytes; ACCEPT: acceptor id; HELLO: flags
+};
+
+class EndpointBase;
+// Sends a control message (the header, then `payload`); the bytes are copied.
+Status SendControl(EndpointBase& ep, ControlType type, uint64_t a, uint64_t b,
+                   std::span<const std::byte> payload);
 
 // Backend-specific state behind a MemoryRegion handle.
 class MemoryRegion::Impl {
@@ -57,6 +76,28 @@ class EndpointBase : public Endpoint, public std::enable_shared_from_this<Endpoi
   // A transport-internal message; arrives at the peer's
   // Fabric::Internal::DeliverControl, never at the user's handler.
   virtual Status SendControl(std::span<const IoSlice> message, Completion done) = 0;
+
+  // The connection's handshake (peer_auth.cc). A new endpoint awaits the
+  // acceptor's HELLO; Internal::DeliverAccept makes it the acceptor's side.
+  // Nothing but the handshake is served before kProven. A connector without
+  // a secret is proven at once (Connect does not wait for the acceptor);
+  // hello_pending until the HELLO arrives, which may still refuse it.
+  enum class Auth : uint8_t {
+    kAwaitingHello,   // connector: Connect() waits for the acceptor
+    kAwaitingProof,   // acceptor: HELLO sent, the connector's proof not yet in
+    kAwaitingAccept,  // connector: proof sent, the acceptor's not yet in
+    kProven,
+    kRefused,         // closed by the handshake; auth_error says why
+  };
+  Auth auth = Auth::kAwaitingHello;
+  bool proven() const { return auth == Auth::kProven; }
+  bool hello_pending = false;
+  // The user has this endpoint (accept handler called, or Connect returned
+  // it): only then does its disconnect reach the user's handler.
+  bool handed_out = false;
+  Status auth_error;
+  std::array<std::byte, 32> nonce_acceptor{};
+  std::array<std::byte, 32> nonce_connector{};
 };
 
 class Fabric::Internal {
@@ -69,12 +110,29 @@ class Fabric::Internal {
   // Runs `fn` from the next Progress(), after the backend's own progress.
   void Defer(std::function<void()> fn) { deferred_.push_back(std::move(fn)); }
   void Defer(Completion done, Status status);
+  // An accepted connection: starts the handshake (HELLO); the user's accept
+  // handler gets it once the peer proved the secret (or at once without one).
   void DeliverAccept(std::shared_ptr<EndpointBase> ep);
   void DeliverMessage(const std::shared_ptr<EndpointBase>& ep, std::span<const std::byte> bytes);
   void DeliverControl(const std::shared_ptr<EndpointBase>& ep, std::span<const std::byte> bytes);
   // Reports a peer failure once: fails the endpoint's channels, then calls the
   // user's disconnect handler.
   void DeliverDisconnect(const std::shared_ptr<EndpointBase>& ep, Status why);
+
+  // ---- peer authentication (peer_auth.cc) ----
+
+  // Connect's second half: without a secret, marks `ep` proven (the HELLO
+  // follows); with one, waits until it passed the handshake, or fails
+  // (kPermissionDenied: a secret mismatch; kTimedOut; kUnavailable).
+  Status AwaitHandshake(EndpointBase& ep, std::chrono::steady_clock::time_point deadline);
+  void HandleAuth(const std::shared_ptr<EndpointBase>& ep, const ControlHeader& h,
+                  std::span<const std::byte> payload);
+  // Logs "transport: refused PEER: why" once, tells the peer why (REFUSE)
+  // and closes the connection once that left.
+  void Refuse(const std::shared_ptr<EndpointBase>& ep, std::string_view why);
+  // Closes acceptor-side connections whose proof is overdue. Cheap when none.
+  void ExpireHandshakes();
+  bool handshakes_pending() const { return !handshakes_.empty() || !closing_.empty(); }
 
   // ---- used by Fabric ----
 
@@ -108,6 +166,21 @@ class Fabric::Internal {
 
  private:
   void HandleChannelOpen(const std::shared_ptr<EndpointBase>& ep, std::span<const std::byte> bytes);
+  void OnHello(const std::shared_ptr<EndpointBase>& ep, const ControlHeader& h,
+               std::span<const std::byte> payload);
+  void OnProof(const std::shared_ptr<EndpointBase>& ep, std::span<const std::byte> payload);
+  void OnAccept(const std::shared_ptr<EndpointBase>& ep, std::span<const std::byte> payload);
+
+  // Acceptor-side handshakes in progress, with their deadlines. They own
+  // their endpoints: nobody else has them yet (a backend may hold only a
+  // weak reference).
+  struct Handshake {
+    std::shared_ptr<EndpointBase> ep;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  std::vector<Handshake> handshakes_;
+  // Refused connections waiting for their REFUSE to leave before closing.
+  std::vector<Handshake> closing_;
 
   Fabric& fabric_;
   std::vector<std::function<void()>> deferred_;

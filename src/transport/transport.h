@@ -242,6 +242,16 @@ struct FabricOptions {
   // ucx only: UCX_NET_DEVICES for sockaddr connections, unless the environment
   // sets it. "lo" keeps 127.0.0.1 traffic on loopback. Empty: UCX's choice.
   std::string ucx_net_devices = "lo";
+
+  // The cluster secret (docs/transport.md, "Peer authentication"). Non-empty:
+  // an accepted peer is handed to the accept handler, and anything it sends is
+  // served, only once it proved it holds the secret; Connect proves it and
+  // checks the listener's proof in turn, within connect_timeout. A peer that
+  // fails is disconnected with a warning naming it. Empty: no authentication.
+  std::string cluster_secret;
+  // Mixed into the proofs: a peer of another cluster with the same secret is
+  // refused too.
+  std::string cluster_name;
   // ucx only: UCX_TLS unless the environment sets it. Empty: UCX's default.
   std::string ucx_transports;
   // ucx only: bytes of user buffers the registration cache keeps registered
@@ -262,8 +272,13 @@ class Fabric {
   // Accepts connections on host:port (port 0 picks one; see listen_port()).
   virtual Status Listen(const std::string& host, uint16_t port) = 0;
   virtual uint16_t listen_port() const = 0;
-  // Connects to a listening peer.
-  virtual Result<std::shared_ptr<Endpoint>> Connect(const std::string& host, uint16_t port) = 0;
+  // Connects to a listening peer and passes the handshake (with a cluster
+  // secret: each side proves it holds it; FabricOptions::cluster_secret).
+  // kPermissionDenied when the secrets differ or only one side has one.
+  // Takes at most options().connect_timeout, or `timeout`.
+  Result<std::shared_ptr<Endpoint>> Connect(const std::string& host, uint16_t port);
+  Result<std::shared_ptr<Endpoint>> Connect(const std::string& host, uint16_t port,
+                                            std::chrono::milliseconds timeout);
 
   // Opens a message channel over a connected endpoint: allocates this side's
   // receive ring, exchanges descriptors with the peer (whose fabric must be
@@ -317,6 +332,10 @@ class Fabric {
  protected:
   explicit Fabric(const FabricOptions& options);
 
+  // The backend's connection to host:port, before the handshake, within
+  // `timeout`.
+  virtual Result<std::shared_ptr<Endpoint>> ConnectBackend(const std::string& host, uint16_t port,
+                                                           std::chrono::milliseconds timeout) = 0;
   // Backend progress without blocking; returns events handled.
   virtual int ProgressBackend() = 0;
   // Prepares the backend to block (e.g. ucp_worker_arm). Returns false when

@@ -66,6 +66,7 @@ Client::Stats& Client::Stats::operator+=(const Stats& o) {
   repair_rounds += o.repair_rounds;
   repaired_keys += o.repaired_keys;
   reconnects += o.reconnects;
+  unreachable += o.unreachable;
   slot_reads += o.slot_reads;
   slot_rejects += o.slot_rejects;
   cache_misses += o.cache_misses;
@@ -86,6 +87,7 @@ Client::Impl::Impl(ClientOptions options, kv::Placement placement,
       timestamps_(std::move(ts)),
       fabric_(std::move(fabric)),
       links_(placement_.partition_count()),
+      health_(placement_.partition_count()),
       addresses_(std::max<size_t>(options_.address_cache_entries, 1)) {
   fabric_->SetMessageHandler(
       [this](const std::shared_ptr<Endpoint>& ep, std::span<const std::byte> bytes) {
@@ -120,7 +122,10 @@ Result<Client::Impl::Link*> Client::Impl::Connection(uint32_t partition) {
   }
   if (link.endpoint) DropConnection(partition);
   const kv::PartitionAddress& a = placement_.Address(partition);
-  auto connected = fabric_->Connect(a.host, a.port);
+  // Bounded by unreachable_after: a host that is cut off makes connect()
+  // wait for its whole timeout, and everything else of the caller with it.
+  auto connected = fabric_->Connect(
+      a.host, a.port, std::min(options_.fabric.connect_timeout, options_.unreachable_after));
   if (!connected.ok()) {
     return connected.status().WithContext(StrCat(Where(partition), ": connect"));
   }
@@ -187,6 +192,7 @@ void Client::Impl::OnReply(uint32_t p, std::span<const std::byte> bytes) {
     DropConnection(p);
     return;
   }
+  Heard(p);
   for (const wire::Reply& reply : *replies) {
     if (reply.header.request_id == 0 && !reply.ok()) {
       // The node could not frame our message; it closes the connection.
@@ -240,8 +246,17 @@ void Client::Impl::SendMessage(uint32_t partition, std::vector<std::byte> messag
       c->status = s;
     }
   };
+  if (health_[partition].unreachable_since) return fail(UnreachableError(partition));
   auto link = Connection(partition);
-  if (!link.ok()) return fail(link.status());
+  if (!link.ok()) {
+    // A refused connection costs nothing to find out again next time; one
+    // that timed out would hold up the caller every time.
+    if (link.status().code() == StatusCode::kTimedOut) {
+      MarkUnreachable(partition, std::string(link.status().message()));
+      return fail(UnreachableError(partition));
+    }
+    return fail(link.status());
+  }
   for (Call* c : calls) c->epoch = (*link)->epoch;
   if (route == Route::kRing) {
     // The channel copies the bytes (into the peer's ring or its backlog).
@@ -293,6 +308,7 @@ Status Client::Impl::Exchange(std::vector<OutgoingRequest>& reqs, std::vector<Ca
   // instead of failing on the dead one.
   for (int i = 0; i < 16 && fabric_->Progress() > 0; ++i) {
   }
+  if (unreachable_ > 0) Probe();
   calls.assign(reqs.size(), Call());  // no reallocation below: inflight_ points in
   for (size_t i = 0; i < reqs.size(); ++i) {
     Call& c = calls[i];
@@ -334,7 +350,9 @@ Status Client::Impl::Exchange(std::vector<OutgoingRequest>& reqs, std::vector<Ca
     }
     for (auto& [target, p] : by_target) flush(target, p);
   }
-  auto deadline = std::chrono::steady_clock::now() + options_.request_timeout;
+  const auto sent = Clock::now();
+  const auto deadline = sent + options_.request_timeout;
+  auto look_for_silence = sent + options_.unreachable_after;
   // Calls complete in any order; the scan resumes where it stopped, so a
   // batch of n calls costs O(n) checks in all, not O(n) per wake-up.
   size_t first_open = 0;
@@ -343,7 +361,11 @@ Status Client::Impl::Exchange(std::vector<OutgoingRequest>& reqs, std::vector<Ca
     return first_open < calls.size();
   };
   while (pending()) {
-    auto now = std::chrono::steady_clock::now();
+    auto now = Clock::now();
+    if (now >= look_for_silence) {
+      look_for_silence = FailSilentPartitions(calls, sent);
+      continue;
+    }
     if (now >= deadline) {
       for (Call& c : calls) {
         if (c.done) continue;
@@ -356,7 +378,7 @@ Status Client::Impl::Exchange(std::vector<OutgoingRequest>& reqs, std::vector<Ca
       }
       break;
     }
-    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(std::min(deadline, look_for_silence) - now);
     fabric_->Wait(left);
   }
   for (const Call& c : calls) inflight_.erase(c.request_id);

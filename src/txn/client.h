@@ -96,6 +96,12 @@ struct ClientOptions {
   // How long one phase (all partitions' replies) may take before the missing
   // partitions fail the call with kTimedOut. Default: 5 s.
   std::chrono::milliseconds request_timeout = std::chrono::seconds(5);
+  // A partition that answered nothing for this long while a phase waited for
+  // it, or whose connection attempt timed out after it, is unreachable: its requests
+  // fail at once with kUnavailable (naming it) while a TCP connection attempt
+  // probes it every kProbeInterval; once one is accepted it is tried again.
+  // Default: 1 s.
+  std::chrono::milliseconds unreachable_after = std::chrono::seconds(1);
 
   // Limits for decoding replies; the node's defaults.
   kv::wire::ProtocolLimits limits;
@@ -212,6 +218,16 @@ class Client {
   void ObserveTimestamp(uint64_t ts);
   Status FlushAll();
 
+  // Progress without blocking, for callers with an event loop of their own
+  // (the proxy's workers, every turn): takes late replies and probes the
+  // partitions that are unreachable (ClientOptions::unreachable_after). Cheap
+  // when every partition answers.
+  void Tick();
+  // Partitions unreachable now; while non-zero, call Tick() at least every
+  // kProbeInterval for them to be found again.
+  uint32_t unreachable_partitions() const;
+  static constexpr std::chrono::milliseconds kProbeInterval{100};
+
   const ClientOptions& options() const;
   const kv::Placement& placement() const;
 
@@ -221,6 +237,7 @@ class Client {
     uint64_t repair_rounds = 0;  // RAMP reads that needed round 2
     uint64_t repaired_keys = 0;  // keys fetched by timestamp in round 2
     uint64_t reconnects = 0;     // connections opened after a failed one
+    uint64_t unreachable = 0;    // times a partition became unreachable
     // GET* (kRead), per key of a first round:
     uint64_t slot_reads = 0;      // one-sided reads accepted
     uint64_t slot_rejects = 0;    // one-sided reads refused by the checks (stale, torn)

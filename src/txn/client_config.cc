@@ -10,9 +10,10 @@ Result<ClientOptions> ClientOptionsFromConfig(const ClusterConfig& config,
   ClientOptions options;
   options.nodes = config.nodes;
   options.partitions_per_node = config.kv.partitions_per_node;
-  options.fabric = transport::FabricOptionsFromConfig(config);
+  RAMPART_ASSIGN_OR_RETURN(options.fabric, transport::FabricOptionsFromConfig(config));
   options.channel = transport::ChannelOptionsFromConfig(config.transport);
   options.address_cache_entries = config.client.address_cache_entries;
+  options.unreachable_after = std::chrono::milliseconds(config.client.unreachable_after_ms);
   if (!transport.empty()) {
     RAMPART_ASSIGN_OR_RETURN(options.fabric.backend, transport::ParseBackend(transport));
   }

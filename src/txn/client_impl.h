@@ -8,13 +8,16 @@
 // one-sided read wait), so the state below needs no locks.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "common/tcp_probe.h"
 #include "common/timestamp.h"
 #include "txn/address_cache.h"
 #include "txn/client.h"
@@ -60,6 +63,10 @@ class Client::Impl {
   void ObserveTimestamp(uint64_t ts) { timestamps_->NextAfter(ts); }
   const kv::Placement& placement() const { return placement_; }
   Stats stats() const { return stats_; }
+
+  // client_health.cc: partitions that do not answer.
+  void Tick();
+  uint32_t unreachable_partitions() const { return unreachable_; }
 
  private:
   // One partition's connection: the endpoint, its message channel (ring
@@ -161,6 +168,31 @@ class Client::Impl {
   // connection.
   const transport::RemoteRegion* LiveExtent(uint32_t partition, uint32_t extent);
 
+  // client_health.cc. A partition is unreachable once it answered nothing for
+  // options_.unreachable_after while a phase waited for it, or could not be
+  // connected: its connection is dropped, requests for it fail at once, and
+  // a TCP connection attempt probes it every kProbeInterval until one is
+  // accepted (then it is tried again). Any reply from it counts as an answer.
+  using Clock = std::chrono::steady_clock;
+  struct Health {
+    Clock::time_point last_heard{};
+    std::optional<Clock::time_point> unreachable_since;
+    std::string why;  // "no reply within 1000 ms", the connect error
+    std::optional<TcpConnectProbe> probe;
+    Clock::time_point probe_started{};
+  };
+  void Heard(uint32_t partition);
+  void MarkUnreachable(uint32_t partition, std::string why);
+  void MarkReachable(uint32_t partition);
+  // kUnavailable naming the partition, why and since when.
+  Status UnreachableError(uint32_t partition) const;
+  // Starts, checks and restarts the probes of unreachable partitions.
+  void Probe();
+  // In Exchange's wait: fails the open calls of partitions silent since
+  // `sent` for unreachable_after, marking them unreachable. Returns when to
+  // look again.
+  Clock::time_point FailSilentPartitions(std::span<Call> calls, Clock::time_point sent);
+
   ClientOptions options_;
   kv::Placement placement_;
   std::shared_ptr<TimestampSource> timestamps_;  // maybe shared with other clients
@@ -170,6 +202,8 @@ class Client::Impl {
   uint64_t next_request_id_ = 1;                  // 0 is the node's "whole message" id
   internal::AddressCache addresses_;
   Stats stats_;
+  std::vector<Health> health_;  // by partition
+  uint32_t unreachable_ = 0;
 };
 
 }  // namespace rampart::txn

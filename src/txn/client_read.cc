@@ -167,7 +167,11 @@ Result<std::vector<size_t>> Client::Impl::ReadSlots(std::span<const std::string_
       read.status = st;
     }
   }
-  const auto deadline = std::chrono::steady_clock::now() + options_.request_timeout;
+  // A partition that does not answer holds the reads up no longer than it
+  // takes to call it unreachable; what is still out falls back to GET+, whose
+  // exchange finds out.
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::min(options_.request_timeout, options_.unreachable_after);
   while (state->pending > 0) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) break;  // the reads still out fall back to GET+

@@ -49,7 +49,7 @@ class LocalCluster {
     ClientOptions o;
     o.nodes = config_.nodes;
     o.partitions_per_node = 1;
-    o.fabric = transport::FabricOptionsFromConfig(config_);
+    o.fabric = *transport::FabricOptionsFromConfig(config_);
     o.channel.ring_bytes = 64 << 10;
     o.get_mode = get;
     o.put_mode = put;

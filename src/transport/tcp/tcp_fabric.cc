@@ -203,9 +203,10 @@ Status TcpFabric::Listen(const std::string& host, uint16_t port) {
   return last;
 }
 
-Result<std::shared_ptr<Endpoint>> TcpFabric::Connect(const std::string& host, uint16_t port) {
+Result<std::shared_ptr<Endpoint>> TcpFabric::ConnectBackend(const std::string& host, uint16_t port,
+                                                            std::chrono::milliseconds timeout) {
   const std::string what = StrCat("connect ", HostPort(host, port));
-  const auto deadline = std::chrono::steady_clock::now() + options_.connect_timeout;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   RAMPART_ASSIGN_OR_RETURN(AddrInfoList addrs, Resolve(host, port, /*passive=*/false, what));
   Status last = Unavailable(what, ": no usable address");
   for (const addrinfo* ai = addrs.get(); ai != nullptr; ai = ai->ai_next) {
@@ -222,7 +223,7 @@ Result<std::shared_ptr<Endpoint>> TcpFabric::Connect(const std::string& host, ui
     if (err != 0) {
       close(fd);
       if (err == ETIMEDOUT) {
-        last = TimedOut(what, ": no answer within ", options_.connect_timeout.count(), " ms");
+        last = TimedOut(what, ": no answer within ", timeout.count(), " ms");
       } else {
         last = Unavailable(what, ": ", ErrnoText(err));
       }

@@ -276,7 +276,7 @@ class TcpFabric final : public Fabric {
 
   Status Listen(const std::string& host, uint16_t port) override;
   uint16_t listen_port() const override { return listen_port_; }
-  Result<std::shared_ptr<Endpoint>> Connect(const std::string& host, uint16_t port) override;
+
 
   // Page-aligned, zero-filled anonymous memory. Its Descriptor() fails with
   // kNotSupported: tcp peers cannot access memory.
@@ -287,6 +287,8 @@ class TcpFabric final : public Fabric {
   size_t connection_count() const { return connections_.size(); }
 
  protected:
+  Result<std::shared_ptr<Endpoint>> ConnectBackend(const std::string& host, uint16_t port,
+                                                   std::chrono::milliseconds timeout) override;
   int ProgressBackend() override;
   bool ArmBackend() override;
   int backend_event_fd() const override { return epoll_fd_; }

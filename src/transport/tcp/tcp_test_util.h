@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <initializer_list>
@@ -238,6 +239,22 @@ inline Bytes RawFrame(const std::string& body, uint8_t kind = 0) {
   Bytes f = RawHeader('R', 'P', 1, kind, static_cast<uint32_t>(body.size()));
   for (char c : body) f.push_back(std::byte(static_cast<uint8_t>(c)));
   return f;
+}
+
+// Removes the HELLO control frame an acceptor sends first on every
+// connection (transport/peer_auth.cc) from the front of `got`; false when
+// `got` does not start with one.
+inline constexpr size_t kHelloBody = 24 + 32;  // control header, nonce
+inline constexpr size_t kHelloFrameBytes = tcp::kHeaderBytes + kHelloBody;
+inline bool StripHello(Bytes& got) {
+  if (got.size() < kHelloFrameBytes) return false;
+  Bytes expected_header = RawHeader('R', 'P', 1, 1, kHelloBody);
+  if (!std::equal(expected_header.begin(), expected_header.end(), got.begin())) return false;
+  uint32_t type = 0;
+  std::memcpy(&type, got.data() + tcp::kHeaderBytes, sizeof type);
+  if (type != 5) return false;  // ControlType::kAuthHello
+  got.erase(got.begin(), got.begin() + kHelloFrameBytes);
+  return true;
 }
 
 inline std::string AsString(std::span<const std::byte> b) {

@@ -11,8 +11,8 @@
 
 namespace rampart::transport {
 
-UcxEndpoint::UcxEndpoint(UcxFabric& fabric, std::string peer_name)
-    : fabric_(fabric), peer_name_(std::move(peer_name)) {}
+UcxEndpoint::UcxEndpoint(UcxFabric& fabric, UcxWorker& worker, std::string peer_name)
+    : fabric_(fabric), worker_(worker), peer_name_(std::move(peer_name)) {}
 
 UcxEndpoint::~UcxEndpoint() {
   if (state_ == State::kConnected) Close();
@@ -180,15 +180,16 @@ Status UcxEndpoint::Write(std::span<const IoSlice> local, const RemoteRegion& re
   return Transfer(false, remote, remote_offset, local, nullptr, std::move(done));
 }
 
-namespace {
-// The local side of a region transfer: slices with the memh of their segment.
+// The local side of a region transfer: slices with the memh of their segment
+// in this endpoint's context.
 struct LocalPieces {
   std::vector<IoSlice> slices;
   std::vector<ucp_mem_h> memh;
 };
 
-Result<LocalPieces> PiecesOf(const MemoryRegion& region, size_t offset, size_t length) {
-  auto* impl = dynamic_cast<const UcxRegion*>(region.impl());
+Result<LocalPieces> UcxEndpoint::PiecesOf(const MemoryRegion& region, size_t offset,
+                                          size_t length) const {
+  auto* impl = dynamic_cast<UcxRegion*>(region.impl());
   if (impl == nullptr) return InvalidArgument("local region was not registered by a ucx fabric");
   if (offset > impl->size || length > impl->size - offset) {
     return InvalidArgument("local range [", offset, ", +", length, ") outside the ", impl->size,
@@ -203,13 +204,13 @@ Result<LocalPieces> PiecesOf(const MemoryRegion& region, size_t offset, size_t l
     }
     size_t n = std::min(seg.size - offset, length);
     out.slices.push_back(IoSlice{seg.data + offset, n});
-    out.memh.push_back(impl->memh[i]);
+    RAMPART_ASSIGN_OR_RETURN(ucp_mem_h memh, impl->MemhFor(worker_, i));
+    out.memh.push_back(memh);
     length -= n;
     offset = 0;
   }
   return out;
 }
-}  // namespace
 
 Status UcxEndpoint::ReadToRegion(const RemoteRegion& remote, uint64_t remote_offset,
                                  const MemoryRegion& local, size_t local_offset, size_t length,
@@ -261,7 +262,7 @@ Status UcxEndpoint::CompareSwap(const RemoteRegion& remote, uint64_t remote_offs
 Status UcxEndpoint::Fence() {
   RAMPART_RETURN_IF_ERROR(CheckUsable());
   std::atomic_thread_fence(std::memory_order_release);  // direct-pointer stores
-  ucs_status_t st = ucp_worker_fence(fabric_.worker());
+  ucs_status_t st = ucp_worker_fence(worker_.worker);
   return st == UCS_OK ? Status() : InternalError("ucp_worker_fence: ", ucs_status_string(st));
 }
 

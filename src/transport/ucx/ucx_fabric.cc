@@ -4,6 +4,8 @@
 
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 #include <ucm/api/ucm.h>
 
 #include <spdlog/spdlog.h>
@@ -11,6 +13,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
+#include <set>
+
+#include "common/local_host.h"
 
 namespace rampart::transport {
 namespace {
@@ -129,71 +135,59 @@ Result<std::unique_ptr<Fabric>> UcxFabric::Create(const FabricOptions& options) 
 
 UcxFabric::UcxFabric(const FabricOptions& options) : Fabric(options) {}
 
+// The transports of the network context: `tls` (UCX_TLS or the configured
+// list; empty = UCX's default) without the shared-memory ones. Error when
+// nothing would reach another host.
+Result<std::string> NetworkTransports(const std::string& tls) {
+  if (tls.empty() || tls == "all") return std::string("^sm");
+  if (tls[0] == '^') return tls + ",sm";
+  static const std::set<std::string, std::less<>> kSharedMemory = {
+      "sm", "shm", "mm", "posix", "sysv", "xpmem", "knem", "cma"};
+  std::string out;
+  bool reaches_out = false;
+  size_t at = 0;
+  while (at <= tls.size()) {
+    size_t comma = tls.find(',', at);
+    if (comma == std::string::npos) comma = tls.size();
+    const std::string name = tls.substr(at, comma - at);
+    at = comma + 1;
+    const std::string base = name.substr(0, name.find(':'));  // "ud_verbs:aux"
+    if (name.empty() || kSharedMemory.count(base) != 0) continue;
+    if (base != "self") reaches_out = true;
+    out += (out.empty() ? "" : ",") + name;
+  }
+  if (!reaches_out) {
+    return InvalidArgument("the UCX transports \"", tls,
+                           "\" include none that reaches another host (add tcp, or an RDMA "
+                           "transport)");
+  }
+  return out;
+}
+
 Status UcxFabric::Init() {
-  ScopedUcxEnvironment environment(options_.ucx_transports);
-  ucp_config_t* config = nullptr;
-  ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
-  if (st != UCS_OK) return UcxError("ucp_config_read", st);
-  auto modify = [&](const char* env, const char* key, const std::string& value) -> Status {
-    if (value.empty() || std::getenv(env) != nullptr) return Status();
-    ucs_status_t s = ucp_config_modify(config, key, value.c_str());
-    return s == UCS_OK ? Status() : UcxError(StrCat("UCX setting ", key, "=", value), s);
-  };
-  Status cfg = modify("UCX_NET_DEVICES", "NET_DEVICES", options_.ucx_net_devices);
-  if (cfg.ok()) cfg = modify("UCX_TLS", "TLS", options_.ucx_transports);
-
-  if (!cfg.ok()) {
-    ucp_config_release(config);
-    return cfg;
+  event_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (event_fd_ < 0) return ErrnoStatus("epoll_create1", errno);
+  const char* env_tls = std::getenv("UCX_TLS");
+  const std::string tls = env_tls != nullptr ? env_tls : options_.ucx_transports;
+  local_.role = "same-host";
+  RAMPART_RETURN_IF_ERROR(InitWorker(local_, options_.ucx_transports));
+  Result<std::string> network_tls = NetworkTransports(tls);
+  if (network_tls.ok()) {
+    network_tls_ = *network_tls;
+    network_is_local_ = *network_tls == tls;
+  } else {
+    network_tls_.clear();  // WorkerFor reports it for a peer on another host
   }
-
-  ucp_params_t params{};
-  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;
-  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
-  params.name = "rampart";
-  st = ucp_init(&params, config, &context_);
-  ucp_config_release(config);
-  if (st != UCS_OK) return UcxError("ucp_init", st);
-
-  ucp_worker_params_t wparams{};
-  wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
-  st = ucp_worker_create(context_, &wparams, &worker_);
-  if (st != UCS_OK) return UcxError("ucp_worker_create", st);
-  st = ucp_worker_get_efd(worker_, &event_fd_);
-  if (st != UCS_OK) return UcxError("ucp_worker_get_efd", st);
-
-  for (unsigned id : {kAmUser, kAmControl, kAmRma}) {
-    ucp_am_handler_param_t am{};
-    am.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-                    UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
-    am.id = id;
-    am.cb = id == kAmUser      ? &UcxFabric::OnAmUser
-            : id == kAmControl ? &UcxFabric::OnAmControl
-                               : &UcxFabric::OnAmRma;
-    am.arg = this;
-    am.flags = UCP_AM_FLAG_WHOLE_MSG;
-    st = ucp_worker_set_am_recv_handler(worker_, &am);
-    if (st != UCS_OK) return UcxError("ucp_worker_set_am_recv_handler", st);
-  }
-
-  native_remote_rma_ = DetectNativeRma();
   spdlog::debug("ucx: one-sided access to unmapped peer memory by {}",
-                native_remote_rma_ ? "RDMA" : "software requests");
+                local_.native_rma ? "RDMA" : "software requests");
 
   RegistrationCache::Registrar registrar;
   registrar.reg = [this](std::byte* addr, size_t len) -> Result<RegistrationCache::Handle> {
-    ucp_mem_map_params_t mp{};
-    mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
-    mp.address = addr;
-    mp.length = len;
-    ucp_mem_h memh = nullptr;
-    ucs_status_t s = ucp_mem_map(context_, &mp, &memh);
-    if (s != UCS_OK) return UcxError("ucp_mem_map", s);
+    RAMPART_ASSIGN_OR_RETURN(ucp_mem_h memh, MapExisting(local_.context, addr, len));
     return static_cast<RegistrationCache::Handle>(memh);
   };
   registrar.dereg = [this](RegistrationCache::Handle h) {
-    ucp_mem_unmap(context_, static_cast<ucp_mem_h>(h));
+    ucp_mem_unmap(local_.context, static_cast<ucp_mem_h>(h));
   };
   // A copy: the fallback below needs the registrar again.
   reg_cache_ = std::make_unique<RegistrationCache>(registrar, options_.registration_cache_bytes);
@@ -209,15 +203,94 @@ Status UcxFabric::Init() {
   return Status();
 }
 
+Status UcxFabric::InitWorker(UcxWorker& w, const std::string& tls) {
+  w.fabric = this;
+  ScopedUcxEnvironment environment(tls);
+  ucp_config_t* config = nullptr;
+  ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
+  if (st != UCS_OK) return UcxError("ucp_config_read", st);
+  auto modify = [&](const char* env, const char* key, const std::string& value) -> Status {
+    if (value.empty() || (env != nullptr && std::getenv(env) != nullptr)) return Status();
+    ucs_status_t s = ucp_config_modify(config, key, value.c_str());
+    return s == UCS_OK ? Status() : UcxError(StrCat("UCX setting ", key, "=", value), s);
+  };
+  Status cfg = modify("UCX_NET_DEVICES", "NET_DEVICES", options_.ucx_net_devices);
+  // The same-host context takes UCX_TLS as the user set it; the network
+  // context's list is derived from it (NetworkTransports).
+  if (cfg.ok()) cfg = modify(&w == &local_ ? "UCX_TLS" : nullptr, "TLS", tls);
+  if (!cfg.ok()) {
+    ucp_config_release(config);
+    return cfg;
+  }
+
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;
+  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+  params.name = "rampart";
+  st = ucp_init(&params, config, &w.context);
+  ucp_config_release(config);
+  if (st != UCS_OK) return UcxError(StrCat("ucp_init (", w.role, ")"), st);
+
+  ucp_worker_params_t wparams{};
+  wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
+  st = ucp_worker_create(w.context, &wparams, &w.worker);
+  if (st != UCS_OK) return UcxError("ucp_worker_create", st);
+  st = ucp_worker_get_efd(w.worker, &w.event_fd);
+  if (st != UCS_OK) return UcxError("ucp_worker_get_efd", st);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = w.event_fd;
+  if (epoll_ctl(event_fd_, EPOLL_CTL_ADD, w.event_fd, &ev) != 0) {
+    return ErrnoStatus("epoll_ctl(ucx worker event fd)", errno);
+  }
+
+  for (unsigned id : {kAmUser, kAmControl, kAmRma}) {
+    ucp_am_handler_param_t am{};
+    am.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                    UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+    am.id = id;
+    am.cb = id == kAmUser      ? &UcxFabric::OnAmUser
+            : id == kAmControl ? &UcxFabric::OnAmControl
+                               : &UcxFabric::OnAmRma;
+    am.arg = &w;
+    am.flags = UCP_AM_FLAG_WHOLE_MSG;
+    st = ucp_worker_set_am_recv_handler(w.worker, &am);
+    if (st != UCS_OK) return UcxError("ucp_worker_set_am_recv_handler", st);
+  }
+  w.native_rma = DetectNativeRma(w.context);
+  return Status();
+}
+
+Result<UcxWorker*> UcxFabric::WorkerFor(const std::string& host) {
+  if (network_is_local_ || IsLocalHost(host)) return &local_;
+  if (network_ == nullptr) {
+    if (network_tls_.empty()) {
+      const char* env_tls = std::getenv("UCX_TLS");
+      return NetworkTransports(env_tls != nullptr ? env_tls : options_.ucx_transports).status();
+    }
+    auto w = std::make_unique<UcxWorker>();
+    w->role = "network";
+    Status st = InitWorker(*w, network_tls_);
+    if (!st.ok()) {
+      DestroyWorker(*w);
+      return st.WithContext(StrCat("UCX for peers on other hosts (transports ", network_tls_, ")"));
+    }
+    spdlog::debug("ucx: peers on other hosts over transports {}", network_tls_);
+    network_ = std::move(w);
+  }
+  return network_.get();
+}
+
 // Whether this context has a transport with hardware one-sided operations
 // (InfiniBand/RoCE verbs, Cray uGNI). UCX 1.13 has no query for it, so the
 // resource list that ucp_context_print_info prints is searched.
-bool UcxFabric::DetectNativeRma() const {
+bool UcxFabric::DetectNativeRma(ucp_context_h context) {
   char* text = nullptr;
   size_t size = 0;
   FILE* out = open_memstream(&text, &size);
   if (out == nullptr) return false;
-  ucp_context_print_info(context_, out);
+  ucp_context_print_info(context, out);
   fclose(out);
   std::string info(text, size);
   free(text);
@@ -247,20 +320,31 @@ UcxFabric::~UcxFabric() {
   // progressing; after the deadline the requests are released unfinished.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
   while (!close_requests_.empty() && std::chrono::steady_clock::now() < deadline) {
-    ucp_worker_progress(worker_);
+    for (UcxWorker* w : {&local_, network_.get()}) {
+      if (w != nullptr && w->worker != nullptr) ucp_worker_progress(w->worker);
+    }
     ReapCloseRequests();
   }
   for (void* req : close_requests_) ucp_request_free(req);
   close_requests_.clear();
   internal().Shutdown();  // now channels may free their rings
   for (PendingMessage& m : pending_) {
-    if (m.ucx_data != nullptr) ucp_am_data_release(worker_, m.ucx_data);
+    if (m.ucx_data != nullptr) ucp_am_data_release(m.worker, m.ucx_data);
   }
   pending_.clear();
   if (ucm_handler_set_) ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, &UcxFabric::OnMemoryUnmapped, this);
   reg_cache_.reset();
-  if (worker_ != nullptr) ucp_worker_destroy(worker_);
-  if (context_ != nullptr) ucp_cleanup(context_);
+  if (network_ != nullptr) DestroyWorker(*network_);
+  DestroyWorker(local_);
+  if (event_fd_ >= 0) close(event_fd_);
+}
+
+// REQUIRES: no endpoint, region or pending message of `w` is left.
+void UcxFabric::DestroyWorker(UcxWorker& w) {
+  if (w.worker != nullptr) ucp_worker_destroy(w.worker);
+  if (w.context != nullptr) ucp_cleanup(w.context);
+  w.worker = nullptr;
+  w.context = nullptr;
 }
 
 Fabric::CacheStats UcxFabric::registration_cache_stats() const {
@@ -291,16 +375,16 @@ void UcxFabric::OnEndpointError(void* arg, ucp_ep_h ep, ucs_status_t status) {
   });
 }
 
-std::shared_ptr<UcxEndpoint> UcxFabric::CreateEndpoint(const ucp_ep_params_t& base,
+std::shared_ptr<UcxEndpoint> UcxFabric::CreateEndpoint(UcxWorker& w, const ucp_ep_params_t& base,
                                                        std::string peer) {
-  auto endpoint = std::make_shared<UcxEndpoint>(*this, std::move(peer));
+  auto endpoint = std::make_shared<UcxEndpoint>(*this, w, std::move(peer));
   ucp_ep_params_t params = base;
   params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
   params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
   params.err_handler.cb = &UcxFabric::OnEndpointError;
   params.err_handler.arg = this;
   ucp_ep_h ep = nullptr;
-  ucs_status_t st = ucp_ep_create(worker_, &params, &ep);
+  ucs_status_t st = ucp_ep_create(w.worker, &params, &ep);
   if (st != UCS_OK) {
     endpoint->state_ = UcxEndpoint::State::kFailed;
     endpoint->failure_ = UcxError(StrCat("connect to ", endpoint->peer_name()), st);
@@ -320,7 +404,7 @@ void UcxFabric::OnConnRequest(ucp_conn_request_h request, void* arg) {
   ucp_ep_params_t params{};
   params.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST;
   params.conn_request = request;
-  auto endpoint = self->CreateEndpoint(params, peer);
+  auto endpoint = self->CreateEndpoint(self->local_, params, peer);
   if (!endpoint->connected()) {
     spdlog::warn("ucx: cannot accept {}: {}", peer, endpoint->failure().ToString());
     return;
@@ -337,7 +421,7 @@ Status UcxFabric::Listen(const std::string& host, uint16_t port) {
   params.sockaddr.addrlen = sizeof(sockaddr_in);
   params.conn_handler.cb = &UcxFabric::OnConnRequest;
   params.conn_handler.arg = this;
-  ucs_status_t st = ucp_listener_create(worker_, &params, &listener_);
+  ucs_status_t st = ucp_listener_create(local_.worker, &params, &listener_);
   if (st != UCS_OK) {
     listener_ = nullptr;
     return UcxError(StrCat("listen on ", host, ":", port,
@@ -352,30 +436,38 @@ Status UcxFabric::Listen(const std::string& host, uint16_t port) {
   return Status();
 }
 
-Result<std::shared_ptr<Endpoint>> UcxFabric::Connect(const std::string& host, uint16_t port) {
+Result<std::shared_ptr<Endpoint>> UcxFabric::ConnectBackend(const std::string& host, uint16_t port,
+                                                            std::chrono::milliseconds timeout) {
   RAMPART_ASSIGN_OR_RETURN(sockaddr_storage addr, ResolveAddress(host, port));
+  RAMPART_ASSIGN_OR_RETURN(UcxWorker * w, WorkerFor(host));
   ucp_ep_params_t params{};
   params.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR;
   params.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
   params.sockaddr.addr = reinterpret_cast<const sockaddr*>(&addr);
   params.sockaddr.addrlen = sizeof(sockaddr_in);
-  auto endpoint = CreateEndpoint(params, StrCat(host, ":", port));
+  auto endpoint = CreateEndpoint(*w, params, StrCat(host, ":", port));
   if (!endpoint->connected()) return endpoint->failure();
   // Wire-up is asynchronous; a flush completes once the peer has answered.
-  bool flushed = false;
-  Status flush_status;
-  RAMPART_RETURN_IF_ERROR(endpoint->Flush([&](Status s) {
-    flushed = true;
-    flush_status = s;
-  }));
-  Status wait = WaitUntil(*this, [&] { return flushed || !endpoint->connected(); },
-                          options_.connect_timeout, StrCat("connecting to ", host, ":", port));
+  // The flush may complete after we return (the endpoint closed first): its
+  // result lives on the heap.
+  auto flush = std::make_shared<std::optional<Status>>();
+  RAMPART_RETURN_IF_ERROR(endpoint->Flush([flush](Status s) { *flush = std::move(s); }));
+  Status wait = WaitUntil(*this, [&] { return flush->has_value() || !endpoint->connected(); },
+                          timeout, StrCat("connecting to ", host, ":", port));
   if (!wait.ok()) {
     endpoint->Close();
     return wait;
   }
-  if (!endpoint->connected()) return endpoint->failure();
-  if (!flush_status.ok()) return flush_status.WithContext(StrCat("connecting to ", host, ":", port));
+  // A handshake that failed meanwhile (the HELLO came first) is for
+  // Fabric::Connect to report.
+  if (endpoint->auth == EndpointBase::Auth::kRefused) return std::shared_ptr<Endpoint>(endpoint);
+  if (!endpoint->connected()) {
+    if (!endpoint->failure().ok()) return endpoint->failure();
+    return Unavailable("connection to ", host, ":", port, " closed while connecting");
+  }
+  if (!flush->value().ok()) {
+    return flush->value().WithContext(StrCat("connecting to ", host, ":", port));
+  }
   return std::shared_ptr<Endpoint>(endpoint);
 }
 
@@ -384,17 +476,20 @@ Result<std::shared_ptr<Endpoint>> UcxFabric::Connect(const std::string& host, ui
 
 ucs_status_t UcxFabric::OnAmUser(void* arg, const void*, size_t, void* data, size_t length,
                                  const ucp_am_recv_param_t* param) {
-  return static_cast<UcxFabric*>(arg)->ReceiveAm(kAmUser, data, length, param);
+  auto* w = static_cast<UcxWorker*>(arg);
+  return w->fabric->ReceiveAm(*w, kAmUser, data, length, param);
 }
 
 ucs_status_t UcxFabric::OnAmRma(void* arg, const void*, size_t, void* data, size_t length,
                                 const ucp_am_recv_param_t* param) {
-  return static_cast<UcxFabric*>(arg)->ReceiveAm(kAmRma, data, length, param);
+  auto* w = static_cast<UcxWorker*>(arg);
+  return w->fabric->ReceiveAm(*w, kAmRma, data, length, param);
 }
 
 ucs_status_t UcxFabric::OnAmControl(void* arg, const void*, size_t, void* data, size_t length,
                                     const ucp_am_recv_param_t* param) {
-  return static_cast<UcxFabric*>(arg)->ReceiveAm(kAmControl, data, length, param);
+  auto* w = static_cast<UcxWorker*>(arg);
+  return w->fabric->ReceiveAm(*w, kAmControl, data, length, param);
 }
 
 void UcxFabric::OnRendezvousDone(void* request, ucs_status_t status, size_t, void* user_data) {
@@ -406,7 +501,7 @@ void UcxFabric::OnRendezvousDone(void* request, ucs_status_t status, size_t, voi
 
 // Runs inside ucp_worker_progress: only queues; DeliverPendingMessages hands
 // the messages to the handlers once progress has returned.
-ucs_status_t UcxFabric::ReceiveAm(unsigned am_id, void* data, size_t length,
+ucs_status_t UcxFabric::ReceiveAm(UcxWorker& w, unsigned am_id, void* data, size_t length,
                                   const ucp_am_recv_param_t* param) {
   std::weak_ptr<UcxEndpoint> from;
   if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) {
@@ -417,11 +512,12 @@ ucs_status_t UcxFabric::ReceiveAm(unsigned am_id, void* data, size_t length,
   if (from.expired() || length > options_.max_message_size) {
     spdlog::warn("ucx: dropping a {}-byte message ({})", length,
                  from.expired() ? "unknown endpoint" : "over max_message_size");
-    if (rendezvous) ucp_am_data_release(worker_, data);
+    if (rendezvous) ucp_am_data_release(w.worker, data);
     return UCS_OK;
   }
   PendingMessage& m = pending_.emplace_back();
   m.ep = std::move(from);
+  m.worker = w.worker;
   m.am_id = am_id;
   m.length = length;
   if (rendezvous) {
@@ -431,7 +527,7 @@ ucs_status_t UcxFabric::ReceiveAm(unsigned am_id, void* data, size_t length,
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     p.cb.recv_am = &UcxFabric::OnRendezvousDone;
     p.user_data = &m;
-    ucs_status_ptr_t req = ucp_am_recv_data_nbx(worker_, data, m.owned.get(), length, &p);
+    ucs_status_ptr_t req = ucp_am_recv_data_nbx(w.worker, data, m.owned.get(), length, &p);
     if (req == nullptr) {
       m.ready = true;
     } else if (UCS_PTR_IS_ERR(req)) {
@@ -470,13 +566,14 @@ void UcxFabric::DeliverPendingMessages() {
         HandleSoftwareRma(ep, body);
       }
     }
-    if (m.ucx_data != nullptr) ucp_am_data_release(worker_, m.ucx_data);
+    if (m.ucx_data != nullptr) ucp_am_data_release(m.worker, m.ucx_data);
   }
   if (pending_.empty()) pending_bytes_.clear();
 }
 
 int UcxFabric::ProgressBackend() {
-  int n = static_cast<int>(ucp_worker_progress(worker_));
+  int n = static_cast<int>(ucp_worker_progress(local_.worker));
+  if (network_ != nullptr) n += static_cast<int>(ucp_worker_progress(network_->worker));
   if (!pending_.empty()) {
     size_t before = pending_.size();
     DeliverPendingMessages();
@@ -495,8 +592,10 @@ void UcxFabric::ReapCloseRequests() {
 }
 
 bool UcxFabric::ArmBackend() {
-  ucs_status_t st = ucp_worker_arm(worker_);
-  return st == UCS_OK;  // UCS_ERR_BUSY: events pending, progress again
+  // UCS_ERR_BUSY: events pending, progress again. The workers' event fds are
+  // in event_fd_, the set the Fabric blocks on.
+  if (ucp_worker_arm(local_.worker) != UCS_OK) return false;
+  return network_ == nullptr || ucp_worker_arm(network_->worker) == UCS_OK;
 }
 
 }  // namespace rampart::transport

@@ -1,5 +1,15 @@
-// The ucx backend: UCX UCP, one context and worker per Fabric (thread mode
-// SINGLE). Facts this code relies on are in shared/UCX_NOTES.md.
+// The ucx backend: UCX UCP in thread mode SINGLE. Facts this code relies on
+// are in docs/transport.md ("UCX settings rampart applies", "Peers on other
+// hosts").
+//
+// A Fabric has one UCP context and worker for peers on this host (every
+// transport UCX offers: shared memory to them; it also listens and registers
+// memory) and, from its first connection to a peer on another host, a second
+// one without the shared-memory transports, through which it reaches peers on
+// other hosts. UCX deems every process of one kernel and IPC namespace
+// reachable over shared memory, also one in another network namespace, where
+// its wake-up signals (abstract unix sockets) never arrive: requests to such a
+// peer hung whenever it slept (docs/transport.md).
 //
 // Thread-safety: a UcxFabric and everything it hands out are used only on the
 // thread that created it (Fabric::Notify excepted).
@@ -30,6 +40,24 @@ inline constexpr unsigned kAmRma = 2;  // software one-sided operations (ucx_sw_
 
 struct MultiOp;
 
+// Registers [addr, addr + len) of this process's memory with `context`.
+Result<ucp_mem_h> MapExisting(ucp_context_h context, std::byte* addr, size_t len);
+
+// The UCX transports of the network context: `tls` (a UCX_TLS value; empty or
+// "all": UCX's default) without the shared-memory ones ("^sm" for the
+// default). kInvalidArgument when nothing left reaches another host.
+Result<std::string> NetworkTransports(const std::string& tls);
+
+// One UCP context with its worker (see the top of this file).
+struct UcxWorker {
+  UcxFabric* fabric = nullptr;
+  const char* role = "";          // "same-host" | "network", for messages
+  ucp_context_h context = nullptr;
+  ucp_worker_h worker = nullptr;
+  int event_fd = -1;
+  bool native_rma = false;        // an RDMA transport: one-sided ops in hardware
+};
+
 // A registered region: one ucp_mem_map(ALLOCATE) allocation, or a vector of
 // leases from the registration cache.
 class UcxRegion final : public MemoryRegion::Impl {
@@ -38,8 +66,13 @@ class UcxRegion final : public MemoryRegion::Impl {
   ~UcxRegion() override;
   Result<std::vector<std::byte>> Descriptor() const override;
 
-  // memh of each segment, in segment order.
+  // memh of each segment, in segment order (the same-host context).
   std::vector<ucp_mem_h> memh;
+  // The segments mapped into the network context too, on first use by an
+  // RDMA transfer through it (empty until then).
+  std::vector<ucp_mem_h> network_memh;
+  // memh of segment i in `worker`'s context. REQUIRES: i < memh.size().
+  Result<ucp_mem_h> MemhFor(const UcxWorker& worker, size_t i);
   bool allocated = false;  // true: memh[0] came from ALLOCATE and is unmapped here
   std::vector<RegistrationCache::Lease> leases;
 
@@ -49,7 +82,7 @@ class UcxRegion final : public MemoryRegion::Impl {
 
 class UcxEndpoint final : public EndpointBase {
  public:
-  UcxEndpoint(UcxFabric& fabric, std::string peer_name);
+  UcxEndpoint(UcxFabric& fabric, UcxWorker& worker, std::string peer_name);
   ~UcxEndpoint() override;
 
   // Endpoint
@@ -80,6 +113,7 @@ class UcxEndpoint final : public EndpointBase {
   // The peer failed: drop remote keys and direct pointers, close the ep.
   void Fail(const Status& why);
   const Status& failure() const { return failure_; }
+  UcxWorker& worker() const { return worker_; }
 
  private:
   enum class State { kConnecting, kConnected, kFailed, kClosed };
@@ -97,6 +131,8 @@ class UcxEndpoint final : public EndpointBase {
                   Completion done);
   Result<const UcxRemoteRegion*> Check(const RemoteRegion& remote, uint64_t offset,
                                        size_t length) const;
+  Result<struct LocalPieces> PiecesOf(const MemoryRegion& region, size_t offset,
+                                      size_t length) const;
   void ReleaseRemoteRegions();
 
   // Software one-sided operations (ucx_sw_rma.cc).
@@ -110,6 +146,7 @@ class UcxEndpoint final : public EndpointBase {
   void FailSoftwareRequests(const Status& why);
 
   UcxFabric& fabric_;
+  UcxWorker& worker_;
   std::string peer_name_;
   ucp_ep_h ep_ = nullptr;
   State state_ = State::kConnecting;
@@ -132,24 +169,25 @@ class UcxFabric final : public Fabric {
   Backend backend() const override { return Backend::kUcx; }
   Status Listen(const std::string& host, uint16_t port) override;
   uint16_t listen_port() const override { return listen_port_; }
-  Result<std::shared_ptr<Endpoint>> Connect(const std::string& host, uint16_t port) override;
+
   Result<MemoryRegion> Allocate(size_t bytes) override;
   Result<MemoryRegion> RegisterVector(std::span<const IoSlice> buffers) override;
   CacheStats registration_cache_stats() const override;
 
-  ucp_context_h context() const { return context_; }
-  ucp_worker_h worker() const { return worker_; }
+  // The same-host context (listening, registered memory).
+  ucp_context_h context() const { return local_.context; }
+  // The network context, or null before the first connection to another host.
+  const UcxWorker* network() const { return network_.get(); }
   RegistrationCache& reg_cache() { return *reg_cache_; }
   // Keeps a request alive until it completes (closing endpoints).
   void TrackCloseRequest(void* request);
-  // True when peer memory that is not mapped here is reached by software
-  // one-sided operations (no RDMA transport in this context).
-  bool software_rma() const { return !native_remote_rma_; }
   // Memory peers may reach through software one-sided operations.
   void ExposeSegment(const std::byte* data, size_t size);
   void HideSegment(const std::byte* data, size_t size);
 
  protected:
+  Result<std::shared_ptr<Endpoint>> ConnectBackend(const std::string& host, uint16_t port,
+                                                   std::chrono::milliseconds timeout) override;
   int ProgressBackend() override;
   bool ArmBackend() override;
   int backend_event_fd() const override { return event_fd_; }
@@ -157,7 +195,14 @@ class UcxFabric final : public Fabric {
  private:
   explicit UcxFabric(const FabricOptions& options);
   Status Init();
-  std::shared_ptr<UcxEndpoint> CreateEndpoint(const ucp_ep_params_t& base, std::string peer);
+  // Creates `w`'s context (transports `tls`; empty: UCX's default) and worker.
+  Status InitWorker(UcxWorker& w, const std::string& tls);
+  void DestroyWorker(UcxWorker& w);
+  // The worker that reaches `host`: the same-host one for an address of this
+  // network namespace, the network one (created now if needed) otherwise.
+  Result<UcxWorker*> WorkerFor(const std::string& host);
+  std::shared_ptr<UcxEndpoint> CreateEndpoint(UcxWorker& w, const ucp_ep_params_t& base,
+                                              std::string peer);
   void DeliverPendingMessages();
   void ReapCloseRequests();
 
@@ -165,14 +210,17 @@ class UcxFabric final : public Fabric {
   static void OnEndpointError(void* arg, ucp_ep_h ep, ucs_status_t status);
   static void OnMemoryUnmapped(ucm_event_type_t event_type, ucm_event_t* event, void* arg);
 
-  ucp_context_h context_ = nullptr;
-  ucp_worker_h worker_ = nullptr;
+  UcxWorker local_;
+  std::unique_ptr<UcxWorker> network_;
+  // Transports of the network context; equal to the same-host one's when
+  // those include no shared memory (then there is no second context).
+  std::string network_tls_;
+  bool network_is_local_ = false;
   ucp_listener_h listener_ = nullptr;
   uint16_t listen_port_ = 0;
-  int event_fd_ = -1;
+  int event_fd_ = -1;  // an epoll set of the workers' event fds
   std::unique_ptr<RegistrationCache> reg_cache_;
   bool ucm_handler_set_ = false;
-  bool native_remote_rma_ = false;
   std::multimap<uintptr_t, size_t> exposed_;  // start -> size
 
   // Every live endpoint by its ucp_ep (reply_ep lookups, error callbacks).
@@ -181,6 +229,7 @@ class UcxFabric final : public Fabric {
   // so handlers never run inside UCX.
   struct PendingMessage {
     std::weak_ptr<UcxEndpoint> ep;
+    ucp_worker_h worker = nullptr;  // the worker that received it
     unsigned am_id;
     size_t length;
     size_t offset = 0;              // copied: where in pending_bytes_
@@ -189,7 +238,7 @@ class UcxFabric final : public Fabric {
     bool ready = true;              // rendezvous data has arrived
     bool failed = false;            // rendezvous receive failed: drop
   };
-  ucs_status_t ReceiveAm(unsigned am_id, void* data, size_t length,
+  ucs_status_t ReceiveAm(UcxWorker& w, unsigned am_id, void* data, size_t length,
                          const ucp_am_recv_param_t* param);
   static ucs_status_t OnAmUser(void* arg, const void* header, size_t header_length, void* data,
                                size_t length, const ucp_am_recv_param_t* param);
@@ -200,7 +249,7 @@ class UcxFabric final : public Fabric {
   void HandleSoftwareRma(const std::shared_ptr<UcxEndpoint>& ep, std::span<const std::byte> bytes);
   // Start of [addr, addr + len) if an exposed segment holds it all, else null.
   std::byte* ExposedRange(uint64_t addr, uint64_t len) const;
-  bool DetectNativeRma() const;
+  static bool DetectNativeRma(ucp_context_h context);
   static void OnRendezvousDone(void* request, ucs_status_t status, size_t length,
                                void* user_data);
   std::deque<PendingMessage> pending_;  // deque: rendezvous callbacks hold addresses

@@ -40,13 +40,42 @@ void Append(std::vector<std::byte>& out, const void* p, size_t n) {
 // ---------------------------------------------------------------------------
 // Local regions
 
+Result<ucp_mem_h> MapExisting(ucp_context_h context, std::byte* addr, size_t len) {
+  ucp_mem_map_params_t mp{};
+  mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+  mp.address = addr;
+  mp.length = len;
+  ucp_mem_h memh = nullptr;
+  ucs_status_t st = ucp_mem_map(context, &mp, &memh);
+  if (st == UCS_ERR_NO_MEMORY || st == UCS_ERR_NO_RESOURCE) {
+    return ResourceExhausted("ucp_mem_map: ", ucs_status_string(st));
+  }
+  if (st != UCS_OK) return InternalError("ucp_mem_map: ", ucs_status_string(st));
+  return memh;
+}
+
 UcxRegion::~UcxRegion() {
   for (const MemoryRegion::Segment& seg : segments) fabric_.HideSegment(seg.data, seg.size);
+  for (ucp_mem_h h : network_memh) {
+    if (h != nullptr) ucp_mem_unmap(fabric_.network()->context, h);
+  }
   if (allocated) {
     ucp_mem_unmap(fabric_.context(), memh[0]);
     return;
   }
   for (auto& lease : leases) fabric_.reg_cache().Release(lease);
+}
+
+Result<ucp_mem_h> UcxRegion::MemhFor(const UcxWorker& worker, size_t i) {
+  // Only RDMA transfers use a local memh; over software one-sided operations
+  // (and the same-host context) the registration below would be wasted.
+  if (worker.context == fabric_.context() || !worker.native_rma) return memh[i];
+  if (network_memh.empty()) network_memh.resize(memh.size(), nullptr);
+  if (network_memh[i] == nullptr) {
+    RAMPART_ASSIGN_OR_RETURN(network_memh[i],
+                             MapExisting(worker.context, segments[i].data, segments[i].size));
+  }
+  return network_memh[i];
 }
 
 Result<std::vector<std::byte>> UcxRegion::Descriptor() const {
@@ -76,7 +105,7 @@ Result<MemoryRegion> UcxFabric::Allocate(size_t bytes) {
   mp.length = bytes;
   mp.flags = UCP_MEM_MAP_ALLOCATE;
   ucp_mem_h memh = nullptr;
-  ucs_status_t st = ucp_mem_map(context_, &mp, &memh);
+  ucs_status_t st = ucp_mem_map(local_.context, &mp, &memh);
   if (st != UCS_OK) {
     return ResourceExhausted("cannot allocate ", bytes, " bytes of registered memory: ",
                              ucs_status_string(st));
@@ -85,7 +114,7 @@ Result<MemoryRegion> UcxFabric::Allocate(size_t bytes) {
   attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
   st = ucp_mem_query(memh, &attr);
   if (st != UCS_OK) {
-    ucp_mem_unmap(context_, memh);
+    ucp_mem_unmap(local_.context, memh);
     return InternalError("ucp_mem_query: ", ucs_status_string(st));
   }
   auto region = std::make_unique<UcxRegion>(*this);
@@ -173,7 +202,7 @@ Result<RemoteRegion> UcxEndpoint::Import(std::span<const std::byte> descriptor) 
     if (st != UCS_OK) return bad(StrCat("ucp_ep_rkey_unpack: ", ucs_status_string(st)));
     void* direct = nullptr;
     if (ucp_rkey_ptr(seg.rkey, sh.address, &direct) == UCS_OK) seg.direct = static_cast<std::byte*>(direct);
-    seg.software = seg.direct == nullptr && fabric_.software_rma();
+    seg.software = seg.direct == nullptr && !worker_.native_rma;
     region->segments_.push_back(seg);
     start += sh.length;
     pos += (sh.rkey_length + 7) & ~size_t{7};

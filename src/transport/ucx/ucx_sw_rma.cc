@@ -185,6 +185,10 @@ std::byte* UcxFabric::ExposedRange(uint64_t addr, uint64_t len) const {
 
 void UcxFabric::HandleSoftwareRma(const std::shared_ptr<UcxEndpoint>& ep,
                                   std::span<const std::byte> bytes) {
+  if (!ep->proven()) {
+    internal().Refuse(ep, "sent a one-sided request before proving the cluster secret");
+    return;
+  }
   if (bytes.size() < sizeof(SwHeader)) {
     spdlog::warn("ucx: short one-sided request ({} bytes) from {}", bytes.size(), ep->peer_name());
     return;
