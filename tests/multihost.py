@@ -33,8 +33,8 @@ class HostCluster:
     """See the module docstring. Settings: backend; replicas, isolation and
     the rest of [proxy] through proxy_settings (key -> raw TOML); kv_settings
     and client_settings likewise; secret: a cluster secret written to a file
-    (mode 0600) that cluster.secret_file names; storage_hosts with a volume
-    over them (volume_size)."""
+    (mode 0600) that cluster.secret_file names; storage_hosts, with a volume
+    "vol" over them when there are 3 or more (volume_size)."""
 
     def __init__(self, bed, tmp_path, backend="tcp", kv_hosts=(0, 1, 2, 3), proxy_hosts=(4,),
                  storage_hosts=(), proxy_settings=None, kv_settings=None,
@@ -88,7 +88,7 @@ class HostCluster:
             text += (f'[[storage_nodes]]\nid = {i}\nhost = "{self.bed.addr(h)}"\n'
                      f'port = {STORAGE_PORT}\npath = "{self.tmp}/storage-{i}.img"\n'
                      f'size = "128MiB"\n')
-        if self.storage_hosts:
+        if len(self.storage_hosts) >= 3:  # a volume needs 3 storage nodes at least
             ids = ", ".join(str(i) for i in range(len(self.storage_hosts)))
             text += f'[[volumes]]\nname = "vol"\nsize = "{volume_size}"\nnodes = [{ids}]\n'
         return text

@@ -268,8 +268,8 @@ def test_only_peers_with_the_cluster_secret_are_served(bed, tmp_path):
     another host that holds it, and refuse, with a line in their log, one with
     another secret or none; the secret itself never crosses the wire."""
     secret = "a4d1c0ffee5eed0ddba11c0de1337f00"
-    cluster = HostCluster(bed, tmp_path, backend="tcp", kv_hosts=[0, 1], proxy_hosts=[4],
-                          secret=secret)
+    cluster = HostCluster(bed, tmp_path, backend="ucx", kv_hosts=[0, 1], proxy_hosts=[4],
+                          storage_hosts=[2], secret=secret)
     cluster.start()
     wrong = tmp_path / "wrong.toml"
     wrong_secret = tmp_path / "wrong.secret"
@@ -298,6 +298,15 @@ def test_only_peers_with_the_cluster_secret_are_served(bed, tmp_path):
                               config=config)
         assert bad.returncode != 0, (bad.stdout, bad.stderr)
         assert expected in bad.stderr, bad.stderr
+    # A storage node serves the same way: a connection (with the handshake)
+    # with the secret, none with another.
+    good = cluster.rampart(CLIENT, ["bench", "connect", "--storage-node", "0", "--count", "5",
+                                    "--json", tmp_path / "c1.json"])
+    assert good.returncode == 0, (good.stdout, good.stderr)
+    bad = cluster.rampart(CLIENT, ["bench", "connect", "--storage-node", "0", "--count", "5",
+                                   "--json", tmp_path / "c2.json"], config=wrong)
+    assert bad.returncode == 1 and "failed to prove the cluster secret" in bad.stdout, bad.stdout
+    assert "refused 10.213.0.7" in cluster.stderr(2), cluster.stderr(2)
     # The nodes logged each refusal, naming the client host.
     logs = cluster.stderr(0) + cluster.stderr(1)
     assert re.search(r"refused 10\.213\.0\.7:\d+: failed to prove the cluster secret", logs), logs

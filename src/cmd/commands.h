@@ -114,6 +114,9 @@ void RegisterBenchXorCommand(CLI::App& app, CommandContext& ctx);
 // `rampart bench volume NAME`: seed 002's volume throughput, healthy, degraded and with hot-node
 // steering off (bench_volume.cc); after RegisterBenchCommands.
 void RegisterBenchVolumeCommand(CLI::App& app, CommandContext& ctx);
+// `rampart bench connect`: the cost of one connection and its handshake (bench_connect.cc);
+// after RegisterBenchCommands.
+void RegisterBenchConnectCommand(CLI::App& app, CommandContext& ctx);
 // `rampart check read-atomic`: the read-atomic checker against a running cluster (check.cc).
 void RegisterCheckCommand(CLI::App& app, CommandContext& ctx);
 // `rampart check write|read` (check_keys.cc), registered by RegisterCheckCommand.

@@ -120,6 +120,7 @@ int Main(int argc, char** argv) {
   RegisterBenchIopsCommands(app, ctx);  // adds `bench iops` and `bench replay`
   RegisterBenchXorCommand(app, ctx);  // adds `bench xor`
   RegisterBenchVolumeCommand(app, ctx);  // adds `bench volume`
+  RegisterBenchConnectCommand(app, ctx);  // adds `bench connect`
   RegisterCheckCommand(app, ctx);
   RegisterRunCommand(app, ctx);
   RegisterKvNodeCommand(app, ctx);

@@ -87,8 +87,8 @@ Client::Impl::Impl(ClientOptions options, kv::Placement placement,
       timestamps_(std::move(ts)),
       fabric_(std::move(fabric)),
       links_(placement_.partition_count()),
-      health_(placement_.partition_count()),
-      addresses_(std::max<size_t>(options_.address_cache_entries, 1)) {
+      addresses_(std::max<size_t>(options_.address_cache_entries, 1)),
+      health_(placement_.partition_count()) {
   fabric_->SetMessageHandler(
       [this](const std::shared_ptr<Endpoint>& ep, std::span<const std::byte> bytes) {
         int p = PartitionOfEndpoint(ep.get());
@@ -249,13 +249,11 @@ void Client::Impl::SendMessage(uint32_t partition, std::vector<std::byte> messag
   if (health_[partition].unreachable_since) return fail(UnreachableError(partition));
   auto link = Connection(partition);
   if (!link.ok()) {
-    // A refused connection costs nothing to find out again next time; one
-    // that timed out would hold up the caller every time.
-    if (link.status().code() == StatusCode::kTimedOut) {
-      MarkUnreachable(partition, std::string(link.status().message()));
-      return fail(UnreachableError(partition));
-    }
-    return fail(link.status());
+    // Whatever kept it from connecting (a host cut off: a timeout; a node
+    // that is down: refused), trying again on every request would hold up
+    // the caller or flood both logs; the probe finds it again.
+    MarkUnreachable(partition, std::string(link.status().message()));
+    return fail(UnreachableError(partition));
   }
   for (Call* c : calls) c->epoch = (*link)->epoch;
   if (route == Route::kRing) {

@@ -97,7 +97,7 @@ struct ClientOptions {
   // partitions fail the call with kTimedOut. Default: 5 s.
   std::chrono::milliseconds request_timeout = std::chrono::seconds(5);
   // A partition that answered nothing for this long while a phase waited for
-  // it, or whose connection attempt timed out after it, is unreachable: its requests
+  // it, or that could not be connected (within this long), is unreachable: its requests
   // fail at once with kUnavailable (naming it) while a TCP connection attempt
   // probes it every kProbeInterval; once one is accepted it is tried again.
   // Default: 1 s.

@@ -5,8 +5,8 @@
 // other clients), and reconnecting to it on every request would block in
 // connect() for as long. So once a partition has answered nothing for
 // ClientOptions::unreachable_after while a phase waited for it (or a
-// connection to it timed out; a refused one is quick to find out again), it
-// is unreachable: its connection is dropped, its
+// connection to it failed: timed out, refused, or refused by the handshake),
+// it is unreachable: its connection is dropped, its
 // requests fail at once, and a non-blocking TCP connection attempt probes its
 // address every kProbeInterval. When one is accepted the partition is tried
 // again; a fresh connection then carries the requests, whatever TCP's backoff

@@ -466,9 +466,20 @@ TEST(ClientErrorTest, ReconnectsAfterTheNodeComesBack) {
   ASSERT_TRUE((*client)->Put("a", "1").ok());
   server.reset();  // the node goes away: an error value, not a hang or crash
   EXPECT_FALSE((*client)->Get("a").ok());
-  // The node restarts on the same port (with empty memory).
+  // Unreachable now: requests fail at once, naming it, until a probe finds it.
+  EXPECT_EQ((*client)->unreachable_partitions(), 1u);
+  Status down = (*client)->Put("b", "1");
+  EXPECT_EQ(down.code(), StatusCode::kUnavailable);
+  EXPECT_NE(down.message().find("is unreachable"), std::string::npos) << down.ToString();
+  // The node restarts on the same port (with empty memory); a probe, every
+  // kProbeInterval, finds it (bounded wait).
   server = std::make_unique<PartitionServer>(0, false, port);
   ASSERT_EQ(server->port(), port);
+  for (int i = 0; i < 200 && (*client)->unreachable_partitions() > 0; ++i) {
+    std::this_thread::sleep_for(10ms);
+    (*client)->Tick();
+  }
+  EXPECT_EQ((*client)->unreachable_partitions(), 0u);
   Status put = (*client)->Put("b", "2");
   ASSERT_TRUE(put.ok()) << put.ToString();
   auto b = (*client)->Get("b");

@@ -244,6 +244,11 @@ TEST_F(GetStarTest, AddressesOfADeadNodeAreNeverUsed) {
   // A new process on the same port starts empty: the old address must not be
   // read against its arena.
   cluster_->Restart(0);
+  // The reader found node 0 unreachable; its probe finds it again (bounded).
+  for (int i = 0; i < 200 && reader_->unreachable_partitions() > 0; ++i) {
+    std::this_thread::sleep_for(10ms);
+    reader_->Tick();
+  }
   auto after = reader_->Get("a");
   ASSERT_TRUE(after.ok()) << after.status().ToString();
   EXPECT_FALSE(after->has_value());

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "transport/test_peer.h"
+#include "transport/ucx/ucx_fabric.h"
 
 namespace rampart::transport::testing {
 namespace {
@@ -372,3 +373,25 @@ TEST(UcxRegistration, BadInputIsRefused) {
 
 }  // namespace
 }  // namespace rampart::transport::testing
+
+namespace rampart::transport {
+namespace {
+
+// The transports of the network context (peers on other hosts): the
+// configured ones without shared memory.
+TEST(UcxNetworkTransports, SharedMemoryIsLeftOut) {
+  EXPECT_EQ(*NetworkTransports(""), "^sm");
+  EXPECT_EQ(*NetworkTransports("all"), "^sm");
+  EXPECT_EQ(*NetworkTransports("^cma"), "^cma,sm");
+  EXPECT_EQ(*NetworkTransports("tcp"), "tcp");
+  EXPECT_EQ(*NetworkTransports("sm,tcp,self"), "tcp,self");
+  EXPECT_EQ(*NetworkTransports("posix,sysv,cma,rc_verbs,ud_verbs:aux,tcp"),
+            "rc_verbs,ud_verbs:aux,tcp");
+  const Status none = NetworkTransports("shm,self").status();
+  EXPECT_EQ(none.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(none.message().find("none that reaches another host"), std::string::npos)
+      << none.ToString();
+}
+
+}  // namespace
+}  // namespace rampart::transport
