@@ -70,29 +70,38 @@ def median_spread(values):
 
 # ---- 1. transactions ----
 
-def txn_round(bed, tmp, seconds, clusters):
-    """One run of every mode; clusters: backend -> started HostCluster."""
+def txn_round(bed, tmp, seconds, rep):
+    """One run of every mode, each backend's on a cluster of its own (one at a
+    time: they share the hosts' ports)."""
     out = {}
-    for label, backend, isolation, get, put in TXN_MODES:
-        cluster = clusters[backend]
-        path = tmp / f"txn-{label}.json"
-        r = cluster.rampart(CLIENT, ["bench", "txn", "--isolation", isolation, "--get", get,
-                                     "--put", put, "--txn-size", "8", "--read-ratio", "0.95",
-                                     "--keys", "1000", "--value-size", "1024", "--threads", "2",
-                                     "--seconds", str(seconds), "--json", str(path)],
-                            timeout=seconds * 4 + 120)
-        if r.returncode != 0:
-            raise SystemExit(f"bench txn {label} failed:\n{r.stdout}\n{r.stderr}")
-        res = json.loads(path.read_text())["results"]
-        if res["errors"]:
-            raise SystemExit(f"bench txn {label}: {res['errors']} errors:\n{r.stdout}")
-        out[label] = res
-        print(f"  {label:20s} {res['txn_per_sec']:10.0f} txn/s  p50 {res['p50_ns'] / 1000:7.0f} us")
+    for backend in ("tcp", "ucx"):
+        cluster = txn_cluster(bed, tmp / f"txn-{backend}-{rep}", backend)
+        cluster.start()
+        try:
+            for label, b, isolation, get, put in TXN_MODES:
+                if b != backend:
+                    continue
+                path = cluster.tmp / f"txn-{label}.json"
+                r = cluster.rampart(CLIENT, [
+                    "bench", "txn", "--isolation", isolation, "--get", get, "--put", put,
+                    "--txn-size", "8", "--read-ratio", "0.95", "--keys", "1000",
+                    "--value-size", "1024", "--threads", "2", "--seconds", str(seconds),
+                    "--json", str(path)], timeout=seconds * 4 + 120)
+                if r.returncode != 0:
+                    raise SystemExit(f"bench txn {label} failed:\n{r.stdout}\n{r.stderr}")
+                res = json.loads(path.read_text())["results"]
+                if res["errors"]:
+                    raise SystemExit(f"bench txn {label}: {res['errors']} errors:\n{r.stdout}")
+                out[label] = res
+                print(f"  {label:20s} {res['txn_per_sec']:10.0f} txn/s  "
+                      f"p50 {res['p50_ns'] / 1000:7.0f} us")
+        finally:
+            cluster.stop()
     return out
 
 
 def txn_cluster(bed, tmp, backend):
-    c = HostCluster(bed, tmp / f"txn-{backend}", backend=backend, kv_hosts=KV_HOSTS,
+    c = HostCluster(bed, tmp, backend=backend, kv_hosts=KV_HOSTS,
                     proxy_hosts=[], kv_settings={"grace_ms": 1000, "log": '"none"'})
     c.config.write_text(c.config.read_text().replace(
         "[transport]\n", "[transport]\nspin_us = 0\n"))
@@ -234,16 +243,7 @@ def main():
         tmp = pathlib.Path(tmpdir)
         if "txn" in parts:
             print("== seed 000's micro-benchmark across hosts")
-            clusters = {b: txn_cluster(bed, tmp, b) for b in ("tcp", "ucx")}
-            runs = []
-            for rep in range(args.reps):
-                for c in clusters.values():
-                    c.start()
-                try:
-                    runs.append(txn_round(bed, tmp, args.seconds, clusters))
-                finally:
-                    for c in clusters.values():
-                        c.stop()
+            runs = [txn_round(bed, tmp, args.seconds, rep) for rep in range(args.reps)]
             summary["txn"] = {m[0]: median_spread([r[m[0]]["txn_per_sec"] for r in runs])
                               for m in TXN_MODES}
         if "proxy" in parts:

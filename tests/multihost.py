@@ -41,6 +41,7 @@ class HostCluster:
                  client_settings=None, secret=None, volume_size="64MiB"):
         self.bed = bed
         self.tmp = pathlib.Path(tmp_path)
+        self.tmp.mkdir(parents=True, exist_ok=True)
         self.backend = backend
         self.kv_hosts = list(kv_hosts)
         self.proxy_hosts = list(proxy_hosts)

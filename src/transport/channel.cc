@@ -74,6 +74,7 @@ Status ChannelImpl::Connect(uint64_t peer_id, std::span<const std::byte> peer_de
   if (remote_direct_ == nullptr) {
     RAMPART_ASSIGN_OR_RETURN(staging_, internal_.fabric().Allocate(ring_bytes_));
   }
+  writes_are_messages_ = remote_.impl() != nullptr && remote_.impl()->AccessedByMessages();
   state_ = State::kOpen;
   return Status();
 }
@@ -149,12 +150,19 @@ void ChannelImpl::WriteRecord(std::span<const IoSlice> message, size_t from, siz
     StoreWord(dst, header, std::memory_order_relaxed);
     GatherCopy(message, from, body, dst + 8);
     StoreWord(staging_.data() + trailer_at, send_seq_, std::memory_order_relaxed);
-    IoSlice head{dst, 8 + body};
-    IoSlice tail{staging_.data() + trailer_at, 8};
-    (void)endpoint_->Write(std::span<const IoSlice>(&head, 1), remote_, remote_at, NoOp);
-    (void)endpoint_->Fence();
-    (void)endpoint_->Write(std::span<const IoSlice>(&tail, 1), remote_,
-                           ring::kControlBytes + trailer_at, NoOp);
+    if (writes_are_messages_) {
+      // One request: the peer's own thread copies the whole record before it
+      // looks at its ring, so nothing can see the trailer before the body.
+      IoSlice whole{dst, ring::RecordBytes(body)};
+      (void)endpoint_->Write(std::span<const IoSlice>(&whole, 1), remote_, remote_at, NoOp);
+    } else {
+      IoSlice head{dst, 8 + body};
+      IoSlice tail{staging_.data() + trailer_at, 8};
+      (void)endpoint_->Write(std::span<const IoSlice>(&head, 1), remote_, remote_at, NoOp);
+      (void)endpoint_->Fence();
+      (void)endpoint_->Write(std::span<const IoSlice>(&tail, 1), remote_,
+                             ring::kControlBytes + trailer_at, NoOp);
+    }
   }
   sent_ += ring::RecordBytes(body);
   ++send_seq_;
@@ -207,7 +215,10 @@ bool ChannelImpl::CanWrite(size_t body) const {
 }
 
 bool ChannelImpl::HasWork() const {
-  if (RecordReady() && handler_) return true;
+  // A record whose header is in but not yet its trailer: the writer is in the
+  // middle of it. Through a direct pointer that takes nanoseconds, worth a
+  // spin; written by messages, the rest arrives as a message, which wakes us.
+  if (handler_ && (writes_are_messages_ ? RecordComplete() : RecordReady())) return true;
   if (backlog_.empty()) return false;
   size_t left = backlog_.front().size() - backlog_head_sent_;
   return CanWrite(std::min(left, ring::MaxFragment(ring_bytes_)));
@@ -236,6 +247,7 @@ void ChannelImpl::DrainBacklog() {
 // ring its doorbell. On the put path the check must follow the writes' remote
 // completion, so it runs in a flush callback.
 void ChannelImpl::AfterPeerWrite() {
+  if (writes_are_messages_) return;  // the write itself woke the peer
   if (remote_direct_ != nullptr) {
     // Dekker with the peer's PrepareToSleep: our record store, full fence,
     // load of its flag; its flag store, full fence, load of our record.
@@ -272,6 +284,19 @@ bool ChannelImpl::RecordReady() const {
   size_t pos = recv_ & (ring_bytes_ - 1);
   uint64_t header = LoadWord(ring() + pos, std::memory_order_acquire);
   return static_cast<uint32_t>(header) == static_cast<uint32_t>(recv_seq_);
+}
+
+bool ChannelImpl::RecordComplete() const {
+  if (!RecordReady()) return false;
+  const size_t pos = recv_ & (ring_bytes_ - 1);
+  const uint64_t header = LoadWord(ring() + pos, std::memory_order_acquire);
+  if (header & ring::kWrapBit) return true;
+  const size_t body = (header >> 32) & ring::kLengthMask;
+  // A bad length is for ReadRecords to report: count it as work.
+  if (body > ring::MaxFragment(ring_bytes_) || pos + ring::RecordBytes(body) > ring_bytes_) {
+    return true;
+  }
+  return LoadWord(ring() + pos + 8 + ring::Pad8(body), std::memory_order_acquire) == recv_seq_;
 }
 
 int ChannelImpl::ReadRecords() {
@@ -363,6 +388,9 @@ int ChannelImpl::Poll() {
 bool ChannelImpl::PrepareToSleep() {
   if (state_ != State::kOpen) return true;
   if (HasWork()) return false;
+  // The peer's writes into our ring are messages too (see writes_are_messages_):
+  // they wake this thread, nothing to announce.
+  if (writes_are_messages_) return true;
   switch (sleep_) {
     case SleepState::kAnnounced:
       break;
@@ -400,7 +428,7 @@ void ChannelImpl::OnDoorbell() {
 }
 
 void ChannelImpl::Awake() {
-  if (sleep_ == SleepState::kAwake || state_ != State::kOpen) return;
+  if (sleep_ == SleepState::kAwake || state_ != State::kOpen || writes_are_messages_) return;
   sleep_ = SleepState::kAwake;
   WritePeerWord(ring::kSleepingOffset, 0);
 }

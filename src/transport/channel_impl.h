@@ -118,6 +118,8 @@ class ChannelImpl final : public Channel, public std::enable_shared_from_this<Ch
   // Receiving.
   int ReadRecords();
   bool RecordReady() const;
+  // RecordReady and its trailer is in too (ReadRecords would take it).
+  bool RecordComplete() const;
   // Zeroes `bytes` of our ring at `pos` (a consumed record), before credit for
   // them goes back, so no stale byte can pass for a header or a trailer.
   void ClearConsumed(size_t pos, size_t bytes);
@@ -136,6 +138,13 @@ class ChannelImpl final : public Channel, public std::enable_shared_from_this<Ch
   MemoryRegion local_;       // control block + receive ring
   RemoteRegion remote_;      // the peer's control block + receive ring
   std::byte* remote_direct_ = nullptr;  // peer region mapped here (shared memory), or null
+  // Our writes into the peer's ring are messages its own thread carries out
+  // (software one-sided requests), so each one wakes the peer as a message
+  // does, and no doorbell is needed. Then the peer's writes into ours are
+  // messages too: the peer could only write into our memory without waking
+  // us through shared memory (which would map its region here too) or RDMA
+  // (which our side would use as well). So neither side announces its sleep.
+  bool writes_are_messages_ = false;
   MemoryRegion staging_;     // put path: records are built here, then put
   State state_ = State::kOpening;
   Status failure_;

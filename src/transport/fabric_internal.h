@@ -68,6 +68,10 @@ class RemoteRegion::Impl {
   virtual ~Impl() = default;
   virtual size_t size() const = 0;
   virtual std::byte* DirectPointer(size_t offset, size_t length) const = 0;
+  // True when every access to the region is a message the peer's own thread
+  // carries out (software one-sided requests: UCX without RDMA between
+  // hosts), so a write wakes the peer like any message does.
+  virtual bool AccessedByMessages() const { return false; }
 };
 
 // Every backend's Endpoint derives from this.

@@ -29,6 +29,10 @@ class UcxRemoteRegion final : public RemoteRegion::Impl {
   ~UcxRemoteRegion() override;
   size_t size() const override { return total_; }
   std::byte* DirectPointer(size_t offset, size_t length) const override;
+  bool AccessedByMessages() const override {
+    return !released_ && std::all_of(segments_.begin(), segments_.end(),
+                                      [](const Segment& s) { return s.software; });
+  }
 
   // The segment holding `offset`, or null (out of range, or released).
   const Segment* Find(size_t offset) const;
