@@ -20,7 +20,8 @@ cores). Needs root.
      to a kv-node on the same host and on another, tcp and ucx, with and
      without a cluster secret.
 
-  sudo bench/multihost.py [--reps 3] [--seconds 5] [--out bench/results/multihost]
+  bench/multihost.sh [--reps 3] [--seconds 5] [--parts txn,proxy,connect]
+                     [--out bench/results/multihost]       (as root)
 
 Every run of a point is one round over its systems (alternating), REPS
 rounds; each point keeps the median and the spread (min, max). Writes
@@ -272,8 +273,9 @@ def main():
     (out / "summary.txt").write_text(text)
     print(text)
     plot = ROOT / "bench/plot_multihost.py"
-    subprocess.run([sys.executable, str(plot), str(out / "summary.json"),
-                    str(out / "multihost.png")], check=False)
+    python = ROOT / "bench/.venv/bin/python"  # matplotlib (bench/multihost.sh makes it)
+    subprocess.run([str(python if python.exists() else sys.executable), str(plot),
+                    str(out / "summary.json"), str(out / "multihost.png")], check=False)
     return 0
 
 
