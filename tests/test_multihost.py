@@ -191,7 +191,8 @@ def judge(result, fault_at, healed_at, cluster):
     assert failures, "no request failed: the fault did not happen"
     for o in failures:
         assert ERROR.search(o[5]), o
-    settled = [o for o in ops if fault_at + UNREACHABLE_AFTER_MS / 1000 + 0.5 < o[0] < healed_at]
+    # Detection takes unreachable_after and a connection attempt's grace.
+    settled = [o for o in ops if fault_at + UNREACHABLE_AFTER_MS / 1000 + 1.0 < o[0] < healed_at]
     reads = [o for o in settled if o[2] == "get"]
     writes = [o for o in settled if o[2] == "set"]
     # Reads fail over to the other replica; writes of keys without a copy

@@ -22,8 +22,6 @@
 #include <CLI/CLI.hpp>
 
 #include <errno.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -217,27 +215,11 @@ std::vector<Child> PlanChildren(const ClusterConfig& config, const kv::Placement
 // host is this machine's (common/local_host.h). Error when none is left.
 Result<std::vector<Child>> ChildrenOfThisHost(std::vector<Child> all,
                                               const std::vector<std::string>& hosts) {
-  auto same = [](const std::string& a, const std::string& b) {
-    if (a == b) return true;
-    addrinfo hints{};
-    hints.ai_family = AF_INET;
-    addrinfo* ra = nullptr;
-    addrinfo* rb = nullptr;
-    bool equal = false;
-    if (getaddrinfo(a.c_str(), nullptr, &hints, &ra) == 0 &&
-        getaddrinfo(b.c_str(), nullptr, &hints, &rb) == 0) {
-      equal = reinterpret_cast<sockaddr_in*>(ra->ai_addr)->sin_addr.s_addr ==
-              reinterpret_cast<sockaddr_in*>(rb->ai_addr)->sin_addr.s_addr;
-    }
-    if (ra != nullptr) freeaddrinfo(ra);
-    if (rb != nullptr) freeaddrinfo(rb);
-    return equal;
-  };
   std::vector<Child> mine;
   for (Child& c : all) {
     const bool selected = hosts.empty() ? IsLocalHost(c.host)
                                         : std::any_of(hosts.begin(), hosts.end(),
-                                                      [&](const std::string& h) { return same(h, c.host); });
+                                                      [&](const std::string& h) { return SameHost(h, c.host); });
     if (selected) mine.push_back(std::move(c));
   }
   if (!mine.empty()) return mine;

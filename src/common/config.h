@@ -224,7 +224,7 @@ struct VolumeConfig {
 // One [[proxies]] entry: a Redis-protocol proxy process (`rampart proxy
 // --id N`). All keys are required.
 struct ProxyAddressConfig {
-  uint32_t id = 0;     // unique among proxies, 0..4095; its timestamps' client id is 4000 + id
+  uint32_t id = 0;     // unique among proxies, 0..999; its timestamps' client id is 4000 + id
   std::string host;    // IPv4 address to listen on for Redis clients
   uint16_t port = 0;   // 1..65535; host:port unique among proxies
 

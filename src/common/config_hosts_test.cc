@@ -44,8 +44,8 @@ TEST(ConfigProxiesTest, BadEntriesAreRefused) {
   EXPECT_EQ(ErrorOf("[[proxies]]\nid = 0\nhost = \"10.0.0.3\"\n"),
             "c.toml:1:1: proxies[0].port is missing (every [[proxies]] entry needs id, host and "
             "port)");
-  EXPECT_EQ(ErrorOf("[[proxies]]\nid = 4096\nhost = \"h\"\nport = 1\n"),
-            "c.toml:2:6: proxies[0].id must be between 0 and 4095, got 4096");
+  EXPECT_EQ(ErrorOf("[[proxies]]\nid = 1000\nhost = \"h\"\nport = 1\n"),
+            "c.toml:2:6: proxies[0].id must be between 0 and 999, got 1000");
   EXPECT_EQ(ErrorOf("[[proxies]]\nid = 3\nhost = \"h\"\nport = 1\n"
                     "[[proxies]]\nid = 3\nhost = \"h\"\nport = 2\n"),
             "c.toml:6:6: proxies[1].id 3 is already the id of proxies[0]");

@@ -498,9 +498,10 @@ const Setting<ProxyAddressConfig> kProxyAddressSettings[] = {
      .kind = Kind::kInteger,
      .field = RAMPART_FIELD(ProxyAddressConfig, id),
      .doc = "Unique id of the proxy (`rampart proxy --id`); its timestamps carry client id "
-            "4000 + id, so proxies never issue the same timestamp.",
+            "4000 + id, so proxies never issue the same timestamp (nor clash with the ids the "
+            "`bench` and `check` commands use by default).",
      .min = 0,
-     .max = 4095,
+     .max = 999,
      .required = true},
     {.key = "host",
      .kind = Kind::kString,

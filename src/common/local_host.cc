@@ -46,6 +46,17 @@ Result<std::vector<std::string>> LocalAddresses() {
   return out;
 }
 
+bool SameHost(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  const std::vector<in_addr> ra = Resolve(a);
+  for (const in_addr& x : Resolve(b)) {
+    for (const in_addr& y : ra) {
+      if (x.s_addr == y.s_addr) return true;
+    }
+  }
+  return false;
+}
+
 bool IsLocalHost(const std::string& host) {
   const std::vector<in_addr> resolved = Resolve(host);
   if (resolved.empty()) return false;

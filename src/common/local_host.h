@@ -26,4 +26,8 @@ Result<std::vector<std::string>> LocalAddresses();
 // address or to one of LocalAddresses(). False when it does not resolve.
 bool IsLocalHost(const std::string& host);
 
+// True when `a` and `b` are written alike or resolve to a common IPv4
+// address.
+bool SameHost(const std::string& a, const std::string& b);
+
 }  // namespace rampart

@@ -20,6 +20,13 @@ TEST(LocalHost, EveryAddressOfAnInterfaceIsLocal) {
   for (const std::string& a : *addresses) EXPECT_TRUE(IsLocalHost(a)) << a;
 }
 
+TEST(LocalHost, SameHostComparesWhatNamesResolveTo) {
+  EXPECT_TRUE(SameHost("10.1.2.3", "10.1.2.3"));
+  EXPECT_TRUE(SameHost("localhost", "127.0.0.1"));
+  EXPECT_FALSE(SameHost("10.1.2.3", "10.1.2.4"));
+  EXPECT_FALSE(SameHost("no-such-host.invalid", "127.0.0.1"));
+}
+
 TEST(LocalHost, OtherAddressesAndUnresolvableNamesAreNot) {
   // TEST-NET-1 (RFC 5737): assigned to no machine.
   EXPECT_FALSE(IsLocalHost("192.0.2.1"));

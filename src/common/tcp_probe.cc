@@ -6,51 +6,49 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstring>
+
 namespace rampart {
 
-bool AcceptsTcp(const std::string& host, uint16_t port, int timeout_ms) {
+Result<std::vector<TcpAddress>> ResolveTcp(const std::string& host, uint16_t port) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* result = nullptr;
-  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &result) != 0) return false;
-  bool ok = false;
-  for (addrinfo* a = result; a != nullptr && !ok; a = a->ai_next) {
-    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
-    if (fd < 0) continue;
-    if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
-      ok = true;
-    } else if (errno == EINPROGRESS) {
-      pollfd p{fd, POLLOUT, 0};
-      int error = 0;
-      socklen_t len = sizeof error;
-      ok = poll(&p, 1, timeout_ms) == 1 &&
-           getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) == 0 && error == 0;
-    }
-    close(fd);
+  const int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &result);
+  if (rc != 0) return NotFound("cannot resolve ", host, ": ", gai_strerror(rc));
+  std::vector<TcpAddress> out;
+  for (addrinfo* a = result; a != nullptr; a = a->ai_next) {
+    TcpAddress t;
+    std::memcpy(&t.addr, a->ai_addr, a->ai_addrlen);
+    t.len = a->ai_addrlen;
+    out.push_back(t);
   }
   freeaddrinfo(result);
-  return ok;
+  if (out.empty()) return NotFound("cannot resolve ", host);
+  return out;
 }
 
-TcpConnectProbe::TcpConnectProbe(const std::string& host, uint16_t port) {
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* result = nullptr;
-  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &result) != 0) return;
-  fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd_ >= 0) {
-    if (connect(fd_, result->ai_addr, result->ai_addrlen) == 0) {
-      state_ = State::kAccepted;
-      Close();
-    } else if (errno == EINPROGRESS) {
-      state_ = State::kPending;
-    } else {
-      Close();
-    }
+bool AcceptsTcp(const std::string& host, uint16_t port, int timeout_ms) {
+  const Result<std::vector<TcpAddress>> addresses = ResolveTcp(host, port);
+  if (!addresses.ok()) return false;
+  for (const TcpAddress& a : *addresses) {
+    if (TcpConnectProbe(a).Await(timeout_ms) == TcpConnectProbe::State::kAccepted) return true;
   }
-  freeaddrinfo(result);
+  return false;
+}
+
+TcpConnectProbe::TcpConnectProbe(const TcpAddress& address) {
+  fd_ = socket(address.addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd_ < 0) return;
+  if (connect(fd_, reinterpret_cast<const sockaddr*>(&address.addr), address.len) == 0) {
+    state_ = State::kAccepted;
+    Close();
+  } else if (errno == EINPROGRESS) {
+    state_ = State::kPending;
+  } else {
+    Close();
+  }
 }
 
 TcpConnectProbe::TcpConnectProbe(TcpConnectProbe&& other) noexcept
@@ -75,10 +73,14 @@ void TcpConnectProbe::Close() {
   fd_ = -1;
 }
 
-TcpConnectProbe::State TcpConnectProbe::Check() {
+TcpConnectProbe::State TcpConnectProbe::Check() { return Poll(0); }
+
+TcpConnectProbe::State TcpConnectProbe::Await(int timeout_ms) { return Poll(timeout_ms); }
+
+TcpConnectProbe::State TcpConnectProbe::Poll(int timeout_ms) {
   if (state_ != State::kPending) return state_;
   pollfd p{fd_, POLLOUT, 0};
-  if (poll(&p, 1, 0) != 1) return state_;
+  if (poll(&p, 1, timeout_ms) != 1) return state_;
   int error = 0;
   socklen_t len = sizeof error;
   const bool up = getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &len) == 0 && error == 0;

@@ -9,8 +9,13 @@
 // belongs to one thread.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "common/status.h"
 
 namespace rampart {
 
@@ -20,24 +25,36 @@ namespace rampart {
 // resolve.
 bool AcceptsTcp(const std::string& host, uint16_t port, int timeout_ms);
 
-// One non-blocking connection attempt to host:port (IPv4): started by the
-// constructor, looked at by Check() without blocking. The connection is
-// closed as soon as it is known to be up; nothing is ever sent. Move-only.
+// A resolved TCP address (IPv4 or IPv6).
+struct TcpAddress {
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+};
+// Every address `host` resolves to, with `port`; kNotFound when none.
+Result<std::vector<TcpAddress>> ResolveTcp(const std::string& host, uint16_t port);
+
+// One non-blocking connection attempt to an address: started by the
+// constructor, looked at by Check() without blocking (or Await() with). The
+// connection is closed as soon as it is known to be up; nothing is ever sent.
+// Move-only.
 class TcpConnectProbe {
  public:
   enum class State { kPending, kAccepted, kFailed };
 
-  TcpConnectProbe(const std::string& host, uint16_t port);
+  explicit TcpConnectProbe(const TcpAddress& address);
   TcpConnectProbe(TcpConnectProbe&& other) noexcept;
   TcpConnectProbe& operator=(TcpConnectProbe&& other) noexcept;
   ~TcpConnectProbe();
 
-  // kAccepted once the connection came up, kFailed when it was refused,
-  // could not start or the host does not resolve; kPending meanwhile (an
-  // unreachable host stays pending: the caller gives up when it likes).
+  // kAccepted once the connection came up, kFailed when it was refused or
+  // could not start; kPending meanwhile (an unreachable host stays pending:
+  // the caller gives up when it likes).
   State Check();
+  // Check(), waiting up to `timeout_ms` while pending.
+  State Await(int timeout_ms);
 
  private:
+  State Poll(int timeout_ms);
   void Close();
   int fd_ = -1;
   State state_ = State::kFailed;

@@ -52,16 +52,17 @@ TcpConnectProbe::State Settle(TcpConnectProbe& probe) {
 
 TEST(TcpConnectProbeTest, AcceptedWhileListeningFailedAfterClose) {
   Listener l;
-  TcpConnectProbe up("127.0.0.1", l.port());
+  auto address = ResolveTcp("127.0.0.1", l.port());
+  ASSERT_TRUE(address.ok());
+  TcpConnectProbe up(address->front());
   EXPECT_EQ(Settle(up), TcpConnectProbe::State::kAccepted);
   EXPECT_EQ(up.Check(), TcpConnectProbe::State::kAccepted);  // settled states stay
   l.Close();
-  TcpConnectProbe down("127.0.0.1", l.port());
-  EXPECT_EQ(Settle(down), TcpConnectProbe::State::kFailed);
-  TcpConnectProbe nowhere("no-such-host.invalid", 1);
-  EXPECT_EQ(nowhere.Check(), TcpConnectProbe::State::kFailed);
+  TcpConnectProbe down(address->front());
+  EXPECT_EQ(down.Await(5000), TcpConnectProbe::State::kFailed);
   TcpConnectProbe moved = std::move(down);
   EXPECT_EQ(moved.Check(), TcpConnectProbe::State::kFailed);
+  EXPECT_EQ(ResolveTcp("no-such-host.invalid", 1).status().code(), StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -61,8 +61,6 @@ Result<std::unique_ptr<VolumeClient>> VolumeClient::Connect(const VolumeClientOp
 Status VolumeClient::OpenConnections() {
   if (options_.connections == 0) return InvalidArgument("connections must be at least 1");
   if (options_.queue_depth == 0) return InvalidArgument("queue_depth must be at least 1");
-  auto descriptor = pool_->region().Descriptor();
-  if (!descriptor.ok()) return descriptor.status().WithContext("describing the buffer pool");
   const std::string where = StrCat("storage node ", options_.host, ":", options_.port);
   connections_.resize(options_.connections);
   hello_.resize(options_.connections);
@@ -79,6 +77,9 @@ Status VolumeClient::OpenConnections() {
     conn.live = true;
     conn.channel->SetMessageHandler(
         [this, i](std::span<const std::byte> message) { OnMessage(i, message); });
+    // The pool's keys for this connection's context (RDMA across hosts).
+    auto descriptor = pool_->region().DescriptorFor(*conn.endpoint);
+    if (!descriptor.ok()) return descriptor.status().WithContext("describing the buffer pool");
     std::vector<std::byte> hello;
     wire::AppendHello(hello, /*request_id=*/0, *descriptor);
     const transport::IoSlice slice{hello.data(), hello.size()};

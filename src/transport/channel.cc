@@ -40,9 +40,9 @@ void GatherCopy(std::span<const IoSlice> slices, size_t from, size_t n, std::byt
 }  // namespace
 
 Status SendControl(EndpointBase& ep, ControlType type, uint64_t a, uint64_t b,
-                   std::span<const std::byte> payload) {
+                   std::span<const std::byte> payload, uint32_t flags) {
   auto buf = std::make_shared<std::vector<std::byte>>(sizeof(ControlHeader) + payload.size());
-  ControlHeader h{static_cast<uint32_t>(type), 0, a, b};
+  ControlHeader h{static_cast<uint32_t>(type), flags, a, b};
   std::memcpy(buf->data(), &h, sizeof h);
   if (!payload.empty()) std::memcpy(buf->data() + sizeof h, payload.data(), payload.size());
   IoSlice slice{buf->data(), buf->size()};
@@ -447,7 +447,7 @@ Result<std::shared_ptr<Channel>> Fabric::Internal::OpenChannel(
                            ring_bytes);
   }
   RAMPART_ASSIGN_OR_RETURN(MemoryRegion local, fabric_.Allocate(ring::kControlBytes + ring_bytes));
-  RAMPART_ASSIGN_OR_RETURN(std::vector<std::byte> descriptor, local.Descriptor());
+  RAMPART_ASSIGN_OR_RETURN(std::vector<std::byte> descriptor, local.DescriptorFor(*ep));
   const uint64_t id = next_channel_id_++;
   auto channel = std::make_shared<ChannelImpl>(*this, ep, id, ring_bytes, std::move(local));
   channels_[id] = channel;
@@ -483,12 +483,14 @@ void Fabric::Internal::HandleChannelOpen(const std::shared_ptr<EndpointBase>& ep
   }
   auto local = fabric_.Allocate(ring::kControlBytes + ring_bytes);
   if (!local.ok()) return reject(local.status());
-  auto my_descriptor = local->Descriptor();
+  auto my_descriptor = local->DescriptorFor(*ep);
   if (!my_descriptor.ok()) return reject(my_descriptor.status());
   const uint64_t id = next_channel_id_++;
   auto channel = std::make_shared<ChannelImpl>(*this, ep, id, ring_bytes, std::move(*local));
   if (Status st = channel->Connect(h.a, descriptor); !st.ok()) return reject(st);
-  if (Status st = SendControl(*ep, ControlType::kChannelAccept, h.a, id, *my_descriptor); !st.ok()) {
+  if (Status st = SendControl(*ep, ControlType::kChannelAccept, h.a, id, *my_descriptor,
+                              channel->writes_are_messages() ? kAcceptWritesAreMessages : 0);
+      !st.ok()) {
     spdlog::warn("transport: cannot accept channel from {}: {}", ep->peer_name(), st.ToString());
     return;
   }
@@ -531,7 +533,19 @@ void Fabric::Internal::DeliverControl(const std::shared_ptr<EndpointBase>& ep,
       return;
     case ControlType::kChannelAccept:
       if (ChannelImpl* c = find(h.a); c != nullptr && c->opening()) {
-        if (Status st = c->Connect(h.b, payload); !st.ok()) c->Fail(st);
+        Status st = c->Connect(h.b, payload);
+        // Each side skips the doorbells only if its own writes wake the peer
+        // (ChannelImpl::writes_are_messages_); both must agree, or a side that
+        // skips could sleep through the other's silent writes.
+        const bool peer_messages = (h.flags & kAcceptWritesAreMessages) != 0;
+        if (st.ok() && peer_messages != c->writes_are_messages()) {
+          st = FailedPrecondition("the peer writes into this side's ring ",
+                                  peer_messages ? "by messages" : "silently (RDMA or shared memory)",
+                                  " but this side's writes go ",
+                                  c->writes_are_messages() ? "by messages" : "silently",
+                                  ": the hosts' transports differ (one has RDMA, the other not?)");
+        }
+        if (!st.ok()) c->Fail(st);
       }
       return;
     case ControlType::kChannelReject:

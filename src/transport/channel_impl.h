@@ -85,6 +85,7 @@ class ChannelImpl final : public Channel, public std::enable_shared_from_this<Ch
   void OnDoorbell();
   void Fail(const Status& why);
   bool opening() const { return state_ == State::kOpening; }
+  bool writes_are_messages() const { return writes_are_messages_; }
   bool failed() const { return state_ == State::kFailed; }
   const Status& failure() const { return failure_; }
 

@@ -42,7 +42,12 @@ std::span<const MemoryRegion::Segment> MemoryRegion::segments() const {
 
 Result<std::vector<std::byte>> MemoryRegion::Descriptor() const {
   if (!impl_) return FailedPrecondition("descriptor of an empty MemoryRegion");
-  return impl_->Descriptor();
+  return impl_->Descriptor(nullptr);
+}
+
+Result<std::vector<std::byte>> MemoryRegion::DescriptorFor(const Endpoint& peer) const {
+  if (!impl_) return FailedPrecondition("descriptor of an empty MemoryRegion");
+  return impl_->Descriptor(&peer);
 }
 
 std::vector<IoSlice> MemoryRegion::Slices(size_t offset, size_t length) const {
@@ -109,7 +114,8 @@ Result<std::shared_ptr<Endpoint>> Fabric::Connect(const std::string& host, uint1
                            ConnectBackend(host, port, timeout));
   auto ep = std::static_pointer_cast<EndpointBase>(connected);
   if (Status st = internal_->AwaitHandshake(*ep, deadline); !st.ok()) {
-    ep->Close();
+    // A refused handshake closes by itself once its REFUSE left.
+    if (ep->auth != EndpointBase::Auth::kRefused) ep->Close();
     return st.WithContext(StrCat("connecting to ", host, ":", port));
   }
   ep->handed_out = true;

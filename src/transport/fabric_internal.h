@@ -42,21 +42,27 @@ enum class ControlType : uint32_t {
 // Every control message starts with this header (little-endian).
 struct ControlHeader {
   uint32_t type;      // ControlType
-  uint32_t reserved;
+  uint32_t flags;     // CHANNEL_ACCEPT: kAcceptWritesAreMessages; else 0
   uint64_t a;  // OPEN: opener id; ACCEPT/REJECT: opener id; DOORBELL: target id; HELLO: version
   uint64_t b;  // OPEN: ring bytes; ACCEPT: acceptor id; HELLO: flags
 };
 
+// CHANNEL_ACCEPT flag: the acceptor's writes into the opener's ring are
+// messages (software one-sided requests); the opener's must be too.
+inline constexpr uint32_t kAcceptWritesAreMessages = 1;
+
 class EndpointBase;
 // Sends a control message (the header, then `payload`); the bytes are copied.
 Status SendControl(EndpointBase& ep, ControlType type, uint64_t a, uint64_t b,
-                   std::span<const std::byte> payload);
+                   std::span<const std::byte> payload, uint32_t flags = 0);
 
 // Backend-specific state behind a MemoryRegion handle.
 class MemoryRegion::Impl {
  public:
   virtual ~Impl() = default;
-  virtual Result<std::vector<std::byte>> Descriptor() const = 0;
+  // `peer`: the endpoint the descriptor goes to, or null (any peer of the
+  // fabric's same-host context).
+  virtual Result<std::vector<std::byte>> Descriptor(const Endpoint* peer) const = 0;
 
   std::vector<Segment> segments;
   size_t size = 0;  // sum of segment sizes
@@ -95,7 +101,8 @@ class EndpointBase : public Endpoint, public std::enable_shared_from_this<Endpoi
   };
   Auth auth = Auth::kAwaitingHello;
   bool proven() const { return auth == Auth::kProven; }
-  bool hello_pending = false;
+  bool hello_pending = false;  // connector without a secret: the HELLO is still to come
+  bool hello_sent = false;     // acceptor: our HELLO (and its nonce) is out
   // The user has this endpoint (accept handler called, or Connect returned
   // it): only then does its disconnect reach the user's handler.
   bool handed_out = false;
@@ -103,6 +110,10 @@ class EndpointBase : public Endpoint, public std::enable_shared_from_this<Endpoi
   std::array<std::byte, 32> nonce_acceptor{};
   std::array<std::byte, 32> nonce_connector{};
 };
+
+// The largest message a peer may send before it proved the cluster secret:
+// the handshake's own are under 100 bytes. A larger one is refused unread.
+inline constexpr size_t kMaxUnprovenMessageBytes = 4096;
 
 class Fabric::Internal {
  public:
@@ -114,6 +125,10 @@ class Fabric::Internal {
   // Runs `fn` from the next Progress(), after the backend's own progress.
   void Defer(std::function<void()> fn) { deferred_.push_back(std::move(fn)); }
   void Defer(Completion done, Status status);
+  // Backends call this when they make an endpoint for an accepted
+  // connection, before anything it receives can be delivered: it is the
+  // acceptor's side of the handshake from the start.
+  void MarkAccepted(EndpointBase& ep);
   // An accepted connection: starts the handshake (HELLO); the user's accept
   // handler gets it once the peer proved the secret (or at once without one).
   void DeliverAccept(std::shared_ptr<EndpointBase> ep);
@@ -134,6 +149,12 @@ class Fabric::Internal {
   // Logs "transport: refused PEER: why" once, tells the peer why (REFUSE)
   // and closes the connection once that left.
   void Refuse(const std::shared_ptr<EndpointBase>& ep, std::string_view why);
+  // Ends a connection the handshake failed: kRefused, closed (after a REFUSE
+  // with `why` has left, when tell_peer), the user told if they had it.
+  void EndConnection(const std::shared_ptr<EndpointBase>& ep, std::string_view why,
+                     bool tell_peer);
+  // True while `ep` waits for its REFUSE to leave before it closes.
+  bool Closing(const EndpointBase& ep) const;
   // Closes acceptor-side connections whose proof is overdue. Cheap when none.
   void ExpireHandshakes();
   bool handshakes_pending() const { return !handshakes_.empty() || !closing_.empty(); }

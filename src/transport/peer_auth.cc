@@ -31,6 +31,7 @@
 #include <openssl/rand.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "transport/fabric_internal.h"
@@ -44,8 +45,11 @@ constexpr size_t kNonceBytes = 32;
 constexpr size_t kMacBytes = 32;  // SHA-256
 
 using Mac = std::array<std::byte, kMacBytes>;
+using Nonce = std::array<std::byte, kNonceBytes>;
 
-Mac Proof(const FabricOptions& options, std::string_view role, const EndpointBase& ep) {
+// MAC_X of the file comment. An error when OpenSSL cannot compute it: never a
+// MAC of zeros that a peer could send without knowing the secret.
+Result<Mac> Proof(const FabricOptions& options, std::string_view role, const EndpointBase& ep) {
   std::string data = "rampart-auth-1";
   data += role;
   const uint32_t name_length = static_cast<uint32_t>(options.cluster_name.size());
@@ -55,31 +59,49 @@ Mac Proof(const FabricOptions& options, std::string_view role, const EndpointBas
   data.append(reinterpret_cast<const char*>(ep.nonce_connector.data()), kNonceBytes);
   Mac mac{};
   unsigned int length = 0;
-  HMAC(EVP_sha256(), options.cluster_secret.data(), static_cast<int>(options.cluster_secret.size()),
-       reinterpret_cast<const unsigned char*>(data.data()), data.size(),
-       reinterpret_cast<unsigned char*>(mac.data()), &length);
+  const unsigned char* done =
+      HMAC(EVP_sha256(), options.cluster_secret.data(),
+           static_cast<int>(options.cluster_secret.size()),
+           reinterpret_cast<const unsigned char*>(data.data()), data.size(),
+           reinterpret_cast<unsigned char*>(mac.data()), &length);
+  if (done == nullptr || length != kMacBytes) {
+    return InternalError("OpenSSL could not compute the handshake's HMAC-SHA256");
+  }
   return mac;
 }
 
-bool SameMac(const Mac& expected, std::span<const std::byte> got) {
-  return got.size() == kMacBytes && CRYPTO_memcmp(expected.data(), got.data(), kMacBytes) == 0;
+// True when `got` is the MAC `expected` (compared in constant time); false
+// when `expected` could not be computed.
+bool SameMac(const Result<Mac>& expected, std::span<const std::byte> got) {
+  return expected.ok() && got.size() == kMacBytes &&
+         CRYPTO_memcmp(expected->data(), got.data(), kMacBytes) == 0;
 }
 
-Status RandomNonce(std::array<std::byte, kNonceBytes>& nonce) {
+Result<Nonce> RandomNonce() {
+  Nonce nonce;
   if (RAND_bytes(reinterpret_cast<unsigned char*>(nonce.data()), kNonceBytes) != 1) {
     return InternalError("no random bytes for a handshake nonce (OpenSSL RAND_bytes failed)");
   }
-  return Status();
+  return nonce;
 }
 
 }  // namespace
 
+void Fabric::Internal::MarkAccepted(EndpointBase& ep) {
+  ep.auth = EndpointBase::Auth::kAwaitingProof;
+}
+
 void Fabric::Internal::DeliverAccept(std::shared_ptr<EndpointBase> ep) {
+  // MarkAccepted ran when the backend made the endpoint; anything the peer
+  // sent before this (a HELLO of its own, a PROOF) found no HELLO of ours
+  // out and was refused.
+  if (ep->auth != EndpointBase::Auth::kAwaitingProof || ep->hello_sent) return;
   const FabricOptions& options = fabric_.options();
-  ep->auth = EndpointBase::Auth::kAwaitingProof;
   const bool secret = !options.cluster_secret.empty();
-  Status st = RandomNonce(ep->nonce_acceptor);
-  if (st.ok()) {
+  Result<Nonce> nonce = RandomNonce();
+  Status st = nonce.status();
+  if (nonce.ok()) {
+    ep->nonce_acceptor = *nonce;
     st = SendControl(*ep, ControlType::kAuthHello, kHandshakeVersion, secret ? kFlagSecret : 0,
                      ep->nonce_acceptor);
   }
@@ -87,6 +109,7 @@ void Fabric::Internal::DeliverAccept(std::shared_ptr<EndpointBase> ep) {
     Refuse(ep, StrCat("the handshake could not start: ", st.ToString()));
     return;
   }
+  ep->hello_sent = true;
   if (secret) {
     handshakes_.push_back({ep, std::chrono::steady_clock::now() + options.connect_timeout});
     return;
@@ -105,13 +128,13 @@ void Fabric::Internal::HandleAuth(const std::shared_ptr<EndpointBase>& ep, const
       return OnProof(ep, payload);
     case ControlType::kAuthAccept:
       return OnAccept(ep, payload);
-    default: {  // REFUSE: the peer closes; keep its reason for Connect
+    default: {  // REFUSE: keep its reason for Connect, and close
+      if (ep->auth == EndpointBase::Auth::kRefused) return;  // we ended it first
       const std::string why(reinterpret_cast<const char*>(payload.data()),
                             std::min<size_t>(payload.size(), 512));
       if (ep->auth_error.ok()) ep->auth_error = PermissionDenied(ep->peer_name(), " refused us: ", why);
       spdlog::warn("transport: {} refused this process: {}", ep->peer_name(), why);
-      ep->auth = EndpointBase::Auth::kRefused;
-      return;
+      return EndConnection(ep, why, /*tell_peer=*/false);
     }
   }
 }
@@ -146,11 +169,14 @@ void Fabric::Internal::OnHello(const std::shared_ptr<EndpointBase>& ep, const Co
     return Refuse(ep, "has no cluster secret");
   }
   std::memcpy(ep->nonce_acceptor.data(), payload.data(), kNonceBytes);
-  if (Status st = RandomNonce(ep->nonce_connector); !st.ok()) return Refuse(ep, st.ToString());
-  const Mac mac = Proof(options, "connector", *ep);
+  Result<Nonce> nonce = RandomNonce();
+  if (!nonce.ok()) return Refuse(ep, nonce.status().ToString());
+  ep->nonce_connector = *nonce;
+  const Result<Mac> mac = Proof(options, "connector", *ep);
+  if (!mac.ok()) return Refuse(ep, mac.status().ToString());
   std::array<std::byte, kNonceBytes + kMacBytes> proof;
   std::memcpy(proof.data(), ep->nonce_connector.data(), kNonceBytes);
-  std::memcpy(proof.data() + kNonceBytes, mac.data(), kMacBytes);
+  std::memcpy(proof.data() + kNonceBytes, mac->data(), kMacBytes);
   ep->auth = EndpointBase::Auth::kAwaitingAccept;
   if (Status st = SendControl(*ep, ControlType::kAuthProof, 0, 0, proof); !st.ok()) {
     ep->auth_error = st;
@@ -163,16 +189,17 @@ void Fabric::Internal::OnHello(const std::shared_ptr<EndpointBase>& ep, const Co
 void Fabric::Internal::OnProof(const std::shared_ptr<EndpointBase>& ep,
                                std::span<const std::byte> payload) {
   const FabricOptions& options = fabric_.options();
-  if (ep->auth != EndpointBase::Auth::kAwaitingProof || options.cluster_secret.empty() ||
-      payload.size() != kNonceBytes + kMacBytes) {
+  if (ep->auth != EndpointBase::Auth::kAwaitingProof || !ep->hello_sent ||
+      options.cluster_secret.empty() || payload.size() != kNonceBytes + kMacBytes) {
     return Refuse(ep, "sent an unexpected PROOF");
   }
   std::memcpy(ep->nonce_connector.data(), payload.data(), kNonceBytes);
   if (!SameMac(Proof(options, "connector", *ep), payload.subspan(kNonceBytes))) {
     return Refuse(ep, "failed to prove the cluster secret (another secret or cluster name)");
   }
-  const Mac mac = Proof(options, "acceptor", *ep);
-  if (Status st = SendControl(*ep, ControlType::kAuthAccept, 0, 0, mac); !st.ok()) {
+  const Result<Mac> mac = Proof(options, "acceptor", *ep);
+  if (!mac.ok()) return Refuse(ep, mac.status().ToString());
+  if (Status st = SendControl(*ep, ControlType::kAuthAccept, 0, 0, *mac); !st.ok()) {
     return Refuse(ep, StrCat("cannot send ACCEPT: ", st.ToString()));
   }
   ep->auth = EndpointBase::Auth::kProven;
@@ -197,18 +224,24 @@ void Fabric::Internal::OnAccept(const std::shared_ptr<EndpointBase>& ep,
 }
 
 void Fabric::Internal::Refuse(const std::shared_ptr<EndpointBase>& ep, std::string_view why) {
-  if (ep->auth == EndpointBase::Auth::kRefused) return;
+  if (ep->auth == EndpointBase::Auth::kRefused) return;  // one warning per connection
+  if (ep->auth_error.ok()) ep->auth_error = PermissionDenied(ep->peer_name(), " ", why);
+  spdlog::warn("transport: refused {}: {}; closing the connection", ep->peer_name(), why);
+  EndConnection(ep, why, /*tell_peer=*/true);
+}
+
+void Fabric::Internal::EndConnection(const std::shared_ptr<EndpointBase>& ep, std::string_view why,
+                                     bool tell_peer) {
+  if (ep->auth == EndpointBase::Auth::kRefused) return;  // ended already, reported once
   // A connection the user has: tell them it is gone (Close() itself reports
   // nothing).
   const bool report = ep->handed_out && ep->connected();
   ep->auth = EndpointBase::Auth::kRefused;
-  if (ep->auth_error.ok()) ep->auth_error = PermissionDenied(ep->peer_name(), " ", why);
-  spdlog::warn("transport: refused {}: {}; closing the connection", ep->peer_name(), why);
   // The peer learns why before the connection closes: Close() may drop what
   // is still queued (tcp), so it waits for the flush, bounded by the
   // handshake's timeout in case the peer reads nothing.
   const std::span<const std::byte> text(reinterpret_cast<const std::byte*>(why.data()), why.size());
-  if (ep->connected() && SendControl(*ep, ControlType::kAuthRefuse, 0, 0, text).ok() &&
+  if (tell_peer && ep->connected() && SendControl(*ep, ControlType::kAuthRefuse, 0, 0, text).ok() &&
       ep->Flush([ep](Status) { ep->Close(); }).ok()) {
     closing_.push_back({ep, std::chrono::steady_clock::now() + fabric_.options().connect_timeout});
   } else {
@@ -227,15 +260,24 @@ void Fabric::Internal::ExpireHandshakes() {
   });
   std::vector<std::shared_ptr<EndpointBase>> overdue;
   std::erase_if(handshakes_, [&](const Handshake& h) {
-    if (h.ep->auth != EndpointBase::Auth::kAwaitingProof) return true;
-    if (now < h.deadline && h.ep->connected()) return false;
-    if (h.ep->connected()) overdue.push_back(h.ep);
+    if (h.ep->proven()) return true;
+    if (h.ep->auth == EndpointBase::Auth::kRefused || !h.ep->connected()) {
+      if (h.ep->connected() && !Closing(*h.ep)) h.ep->Close();
+      return true;
+    }
+    if (now < h.deadline) return false;
+    overdue.push_back(h.ep);
     return true;
   });
   for (auto& ep : overdue) {
     Refuse(ep, StrCat("did not prove the cluster secret within ",
                       fabric_.options().connect_timeout.count(), " ms"));
   }
+}
+
+bool Fabric::Internal::Closing(const EndpointBase& ep) const {
+  return std::any_of(closing_.begin(), closing_.end(),
+                     [&](const Handshake& h) { return h.ep.get() == &ep; });
 }
 
 Status Fabric::Internal::AwaitHandshake(EndpointBase& ep,

@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "transport/fabric_internal.h"
 #include "transport/tcp/tcp_test_util.h"
 #include "transport/transport.h"
 
@@ -185,6 +186,18 @@ bool ClosedByServer(int fd, std::chrono::milliseconds timeout, Bytes& received) 
   return false;
 }
 
+// A control frame as the tcp backend carries it: the frame header (kind 1),
+// then the control header and the payload.
+Bytes RawControl(ControlType type, uint64_t a, uint64_t b, size_t payload_bytes) {
+  ControlHeader h{static_cast<uint32_t>(type), 0, a, b};
+  Bytes frame = tcp_test::RawHeader('R', 'P', 1, 1,
+                                    static_cast<uint32_t>(sizeof h + payload_bytes));
+  const auto* p = reinterpret_cast<const std::byte*>(&h);
+  frame.insert(frame.end(), p, p + sizeof h);
+  frame.resize(frame.size() + payload_bytes, std::byte{0x5a});
+  return frame;
+}
+
 bool Contains(const Bytes& bytes, std::string_view text) {
   return std::search(bytes.begin(), bytes.end(), text.begin(), text.end(),
                      [](std::byte b, char c) { return b == std::byte(c); }) != bytes.end();
@@ -217,6 +230,56 @@ TEST(PeerAuthRawTest, APeerThatNeverProvesIsClosedAfterTheConnectTimeout) {
   const auto start = std::chrono::steady_clock::now();
   EXPECT_TRUE(ClosedByServer(fd, 10s, received));
   EXPECT_GE(std::chrono::steady_clock::now() - start, 1000ms);  // connect_timeout is 1.5 s
+  close(fd);
+  EXPECT_EQ(server.accepted(), 0);
+}
+
+// Anything but the handshake from a peer that has not proven the secret
+// ends its connection, unserved, with a REFUSE that says why.
+TEST(PeerAuthRawTest, EverythingButTheHandshakeBeforeTheProofIsRefused) {
+  EchoServer server(Options(Backend::kTcp, kSecret));
+  ASSERT_TRUE(server.status().ok());
+  const struct {
+    const char* name;
+    Bytes frame;
+    const char* reason;
+  } cases[] = {
+      {"a channel open", RawControl(ControlType::kChannelOpen, 1, 4096, 64),
+       "sent a control message before proving the cluster secret"},
+      {"a HELLO to the acceptor", RawControl(ControlType::kAuthHello, 1, 1, 32),
+       "sent an unexpected HELLO"},
+      {"a PROOF of the wrong size", RawControl(ControlType::kAuthProof, 0, 0, 10),
+       "sent an unexpected PROOF"},
+      {"a big message", tcp_test::RawHeader('R', 'P', 1, 0, 1 << 20), ""},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const int fd = RawConnect(server.port());
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(RawSend(fd, c.frame.data(), c.frame.size()));
+    Bytes received;
+    EXPECT_TRUE(ClosedByServer(fd, 3s, received));
+    close(fd);
+    EXPECT_TRUE(tcp_test::StripHello(received));
+    if (*c.reason != '\0') EXPECT_TRUE(Contains(received, c.reason));
+  }
+  EXPECT_EQ(server.accepted(), 0);
+  EXPECT_EQ(server.messages(), 0);
+}
+
+// A peer that answers the HELLO with a REFUSE of its own (it has no secret,
+// or another one) is closed at once, not kept until the handshake times out.
+TEST(PeerAuthRawTest, AREFUSEFromThePeerClosesTheConnection) {
+  FabricOptions options = Options(Backend::kTcp, kSecret);
+  options.connect_timeout = 20s;  // a close by the timeout would come far too late
+  EchoServer server(options);
+  ASSERT_TRUE(server.status().ok());
+  const int fd = RawConnect(server.port());
+  ASSERT_GE(fd, 0);
+  const Bytes refuse = RawControl(ControlType::kAuthRefuse, 0, 0, 8);
+  ASSERT_TRUE(RawSend(fd, refuse.data(), refuse.size()));
+  Bytes received;
+  EXPECT_TRUE(ClosedByServer(fd, 10s, received));
   close(fd);
   EXPECT_EQ(server.accepted(), 0);
 }

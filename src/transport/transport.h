@@ -47,6 +47,7 @@ std::string_view BackendName(Backend backend);
 Result<Backend> ParseBackend(std::string_view name);  // "ucx" | "tcp"
 
 using Completion = std::function<void(Status)>;
+class Endpoint;
 
 // One piece of a local scatter/gather list.
 struct IoSlice {
@@ -89,6 +90,10 @@ class MemoryRegion {
   // sizes and remote keys, in the format of docs/transport.md. Fails on the tcp
   // backend, whose peers cannot access memory.
   Result<std::vector<std::byte>> Descriptor() const;
+  // The same for the peer at the other end of `peer` (an endpoint of this
+  // region's fabric): with RDMA between hosts, the keys of the context that
+  // endpoint uses (docs/transport.md, "Peers on other hosts").
+  Result<std::vector<std::byte>> DescriptorFor(const Endpoint& peer) const;
 
   // The local scatter list covering [offset, offset + length).
   // REQUIRES: offset + length <= size().
@@ -274,8 +279,11 @@ class Fabric {
   virtual uint16_t listen_port() const = 0;
   // Connects to a listening peer and passes the handshake (with a cluster
   // secret: each side proves it holds it; FabricOptions::cluster_secret).
-  // kPermissionDenied when the secrets differ or only one side has one.
-  // Takes at most options().connect_timeout, or `timeout`.
+  // kPermissionDenied when the secrets differ, or the peer has none. A
+  // connector without a secret does not wait for the handshake: an acceptor
+  // that demands one closes the connection when it comes, and the disconnect
+  // handler hears "refused: ...". Takes at most options().connect_timeout, or
+  // `timeout`.
   Result<std::shared_ptr<Endpoint>> Connect(const std::string& host, uint16_t port);
   Result<std::shared_ptr<Endpoint>> Connect(const std::string& host, uint16_t port,
                                             std::chrono::milliseconds timeout);

@@ -249,11 +249,16 @@ void Client::Impl::SendMessage(uint32_t partition, std::vector<std::byte> messag
   if (health_[partition].unreachable_since) return fail(UnreachableError(partition));
   auto link = Connection(partition);
   if (!link.ok()) {
-    // Whatever kept it from connecting (a host cut off: a timeout; a node
-    // that is down: refused), trying again on every request would hold up
-    // the caller or flood both logs; the probe finds it again.
-    MarkUnreachable(partition, std::string(link.status().message()));
-    return fail(UnreachableError(partition));
+    // A host cut off (a timeout) or a node that is down (refused): trying
+    // again on every request would hold up the caller or flood both logs;
+    // the probe finds it again. Other failures (a refused handshake, no
+    // memory) are reported as they are.
+    const StatusCode code = link.status().code();
+    if (code == StatusCode::kTimedOut || code == StatusCode::kUnavailable) {
+      MarkUnreachable(partition, std::string(link.status().message()));
+      return fail(UnreachableError(partition));
+    }
+    return fail(link.status());
   }
   for (Call* c : calls) c->epoch = (*link)->epoch;
   if (route == Route::kRing) {
@@ -316,69 +321,8 @@ Status Client::Impl::Exchange(std::vector<OutgoingRequest>& reqs, std::vector<Ca
     c.expected_results = reqs[i].indices.size();
     inflight_[c.request_id] = &c;
   }
-  if (!coalesce) {
-    for (size_t i = 0; i < reqs.size(); ++i) {
-      Call* call = &calls[i];
-      SendMessage(reqs[i].partition, std::move(reqs[i].message), routes[i],
-                  std::span<Call* const>(&call, 1));
-    }
-  } else {
-    // One message per (partition, route), cut where the node's limits would
-    // refuse it (half the message bound leaves room for the replies).
-    struct Pending {
-      std::vector<std::byte> message;
-      std::vector<Call*> calls;
-    };
-    std::map<std::pair<uint32_t, Route>, Pending> by_target;
-    auto flush = [&](const std::pair<uint32_t, Route>& target, Pending& p) {
-      if (p.calls.empty()) return;
-      SendMessage(target.first, std::move(p.message), target.second, p.calls);
-      p = Pending();
-    };
-    for (size_t i = 0; i < reqs.size(); ++i) {
-      const auto target = std::make_pair(reqs[i].partition, routes[i]);
-      Pending& p = by_target[target];
-      if (!p.calls.empty() &&
-          (p.calls.size() >= options_.limits.max_requests_per_message ||
-           p.message.size() + reqs[i].message.size() > options_.limits.max_message_bytes / 2)) {
-        flush(target, p);
-      }
-      internal::AppendMessage(&p.message, reqs[i].message);
-      p.calls.push_back(&calls[i]);
-    }
-    for (auto& [target, p] : by_target) flush(target, p);
-  }
-  const auto sent = Clock::now();
-  const auto deadline = sent + options_.request_timeout;
-  auto look_for_silence = sent + options_.unreachable_after;
-  // Calls complete in any order; the scan resumes where it stopped, so a
-  // batch of n calls costs O(n) checks in all, not O(n) per wake-up.
-  size_t first_open = 0;
-  auto pending = [&] {
-    while (first_open < calls.size() && calls[first_open].done) ++first_open;
-    return first_open < calls.size();
-  };
-  while (pending()) {
-    auto now = Clock::now();
-    if (now >= look_for_silence) {
-      look_for_silence = FailSilentPartitions(calls, sent);
-      continue;
-    }
-    if (now >= deadline) {
-      for (Call& c : calls) {
-        if (c.done) continue;
-        c.done = true;
-        c.status = TimedOut(wire::MsgTypeName(c.type), " on ", Where(c.partition),
-                            ": no reply within ", options_.request_timeout.count(), " ms");
-        // A hung node: start over with a fresh connection next time (the node
-        // drops our queued LOCKs when the connection closes).
-        DropConnection(c.partition);
-      }
-      break;
-    }
-    auto left = std::chrono::ceil<std::chrono::milliseconds>(std::min(deadline, look_for_silence) - now);
-    fabric_->Wait(left);
-  }
+  SendAll(reqs, calls, routes, coalesce);
+  AwaitCalls(calls);
   for (const Call& c : calls) inflight_.erase(c.request_id);
 
   Status first;
@@ -392,6 +336,76 @@ Status Client::Impl::Exchange(std::vector<OutgoingRequest>& reqs, std::vector<Ca
                                        " more partitions failed)"));
   }
   return first;
+}
+
+void Client::Impl::SendAll(std::vector<OutgoingRequest>& reqs, std::vector<Call>& calls,
+                           std::span<const Route> routes, bool coalesce) {
+  if (!coalesce) {
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      Call* call = &calls[i];
+      SendMessage(reqs[i].partition, std::move(reqs[i].message), routes[i],
+                  std::span<Call* const>(&call, 1));
+    }
+    return;
+  }
+  // One message per (partition, route), cut where the node's limits would
+  // refuse it (half the message bound leaves room for the replies).
+  struct Pending {
+    std::vector<std::byte> message;
+    std::vector<Call*> calls;
+  };
+  std::map<std::pair<uint32_t, Route>, Pending> by_target;
+  auto flush = [&](const std::pair<uint32_t, Route>& target, Pending& p) {
+    if (p.calls.empty()) return;
+    SendMessage(target.first, std::move(p.message), target.second, p.calls);
+    p = Pending();
+  };
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    const auto target = std::make_pair(reqs[i].partition, routes[i]);
+    Pending& p = by_target[target];
+    if (!p.calls.empty() &&
+        (p.calls.size() >= options_.limits.max_requests_per_message ||
+         p.message.size() + reqs[i].message.size() > options_.limits.max_message_bytes / 2)) {
+      flush(target, p);
+    }
+    internal::AppendMessage(&p.message, reqs[i].message);
+    p.calls.push_back(&calls[i]);
+  }
+  for (auto& [target, p] : by_target) flush(target, p);
+}
+
+void Client::Impl::AwaitCalls(std::span<Call> calls) {
+  const auto sent = Clock::now();
+  const auto deadline = sent + options_.request_timeout;
+  auto look_for_silence = sent + options_.unreachable_after;
+  // Calls complete in any order; the scan resumes where it stopped, so a
+  // batch of n calls costs O(n) checks in all, not O(n) per wake-up.
+  size_t first_open = 0;
+  auto pending = [&] {
+    while (first_open < calls.size() && calls[first_open].done) ++first_open;
+    return first_open < calls.size();
+  };
+  while (pending()) {
+    auto now = Clock::now();
+    if (now >= look_for_silence) {
+      look_for_silence = CheckSilence(calls, sent);
+      continue;
+    }
+    if (now >= deadline) {
+      for (Call& c : calls) {
+        if (c.done) continue;
+        c.done = true;
+        c.status = TimedOut(wire::MsgTypeName(c.type), " on ", Where(c.partition),
+                            ": no reply within ", options_.request_timeout.count(), " ms");
+        // A hung node: start over with a fresh connection next time (the node
+        // drops our queued LOCKs when the connection closes).
+        DropConnection(c.partition);
+      }
+      return;
+    }
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(std::min(deadline, look_for_silence) - now);
+    fabric_->Wait(left);
+  }
 }
 
 // ---------------------------------------------------------------------------

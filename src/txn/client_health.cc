@@ -4,14 +4,17 @@
 // would hold up everything else the caller does meanwhile (a proxy worker's
 // other clients), and reconnecting to it on every request would block in
 // connect() for as long. So once a partition has answered nothing for
-// ClientOptions::unreachable_after while a phase waited for it (or a
-// connection to it failed: timed out, refused, or refused by the handshake),
-// it is unreachable: its connection is dropped, its
-// requests fail at once, and a non-blocking TCP connection attempt probes its
-// address every kProbeInterval. When one is accepted the partition is tried
-// again; a fresh connection then carries the requests, whatever TCP's backoff
-// would have done with the old one. Reads fail over to another replica
-// meanwhile (the proxy's RunWithFailover), as for a dead node.
+// ClientOptions::unreachable_after while a phase waited for it, a TCP
+// connection attempt to its address tells a lost host or process (no answer
+// within ProbeGrace(), or refused) from a slow one (accepted: left to the
+// request timeout). A lost one — or one whose connection failed or timed out
+// — is unreachable: its connection is dropped, its requests fail at once, and
+// a non-blocking TCP connection attempt probes its address every
+// kProbeInterval (a pending one is given unreachable_after). When one is
+// accepted the partition is tried again; a fresh connection then carries the
+// requests, whatever TCP's backoff would have done with the old one. Reads
+// fail over to another replica meanwhile (the proxy's RunWithFailover), as
+// for a dead node.
 #include <spdlog/spdlog.h>
 
 #include "txn/client_impl.h"
@@ -39,6 +42,7 @@ void Client::Impl::MarkUnreachable(uint32_t partition, std::string why) {
   h.unreachable_since = Clock::now();
   h.why = std::move(why);
   h.probe.reset();
+  h.silence_probe.reset();
   h.probe_started = Clock::time_point{};  // the first probe starts at once
   ++unreachable_;
   ++stats_.unreachable;
@@ -68,6 +72,22 @@ Status Client::Impl::UnreachableError(uint32_t partition) const {
                      " ms ago); retrying it in the background");
 }
 
+std::chrono::milliseconds Client::Impl::ProbeGrace() const {
+  return std::clamp<std::chrono::milliseconds>(options_.unreachable_after / 4,
+                                               std::chrono::milliseconds(100),
+                                               std::chrono::milliseconds(1000));
+}
+
+Result<TcpConnectProbe> Client::Impl::StartProbe(uint32_t partition) {
+  Health& h = health_[partition];
+  if (!h.address) {
+    const kv::PartitionAddress& a = placement_.Address(partition);
+    RAMPART_ASSIGN_OR_RETURN(std::vector<TcpAddress> addresses, ResolveTcp(a.host, a.port));
+    h.address = addresses.front();
+  }
+  return TcpConnectProbe(*h.address);
+}
+
 void Client::Impl::Probe() {
   const auto now = Clock::now();
   for (uint32_t p = 0; p < health_.size(); ++p) {
@@ -79,36 +99,67 @@ void Client::Impl::Probe() {
         MarkReachable(p);
         continue;
       }
-      if (state == TcpConnectProbe::State::kPending && now - h.probe_started < kProbeInterval) {
+      // A pending attempt gets as long as a reply would; a refused one is
+      // followed by the next kProbeInterval after it started.
+      if (state == TcpConnectProbe::State::kPending &&
+          now - h.probe_started < options_.unreachable_after) {
         continue;
       }
-      h.probe.reset();  // refused, or no answer within the interval: try anew
+      h.probe.reset();
     }
     if (now - h.probe_started >= kProbeInterval) {
-      const kv::PartitionAddress& a = placement_.Address(p);
-      h.probe.emplace(a.host, a.port);
       h.probe_started = now;
+      if (Result<TcpConnectProbe> probe = StartProbe(p); probe.ok()) {
+        h.probe = std::move(*probe);
+      }
     }
   }
 }
 
-Client::Impl::Clock::time_point Client::Impl::FailSilentPartitions(std::span<Call> calls,
-                                                                   Clock::time_point sent) {
-  const auto silent_since = sent;
+Client::Impl::Clock::time_point Client::Impl::CheckSilence(std::span<Call> calls,
+                                                           Clock::time_point sent) {
   const auto now = Clock::now();
   if (now - sent < options_.unreachable_after) return sent + options_.unreachable_after;
   std::vector<uint32_t> silent;
   for (const Call& c : calls) {
-    if (c.done || health_[c.partition].last_heard >= silent_since) continue;
+    const Health& h = health_[c.partition];
+    if (c.done || h.last_heard >= sent || h.up_at >= sent) continue;
     if (std::find(silent.begin(), silent.end(), c.partition) == silent.end()) {
       silent.push_back(c.partition);
     }
   }
+  const std::string quiet = StrCat("no reply within ", options_.unreachable_after.count(), " ms");
+  bool watching = false;
   for (uint32_t p : silent) {
-    MarkUnreachable(p, StrCat("no reply within ", options_.unreachable_after.count(), " ms"));
+    Health& h = health_[p];
+    if (!h.silence_probe || h.silence_probe_started < sent) {
+      Result<TcpConnectProbe> probe = StartProbe(p);
+      if (!probe.ok()) {
+        MarkUnreachable(p, StrCat(quiet, "; ", probe.status().message()));
+        continue;
+      }
+      h.silence_probe = std::move(*probe);
+      h.silence_probe_started = now;
+    }
+    switch (h.silence_probe->Check()) {
+      case TcpConnectProbe::State::kAccepted:  // up, only slow
+        h.silence_probe.reset();
+        h.up_at = now;
+        break;
+      case TcpConnectProbe::State::kFailed:
+        MarkUnreachable(p, StrCat(quiet, ", and its port refuses connections"));
+        break;
+      case TcpConnectProbe::State::kPending:
+        if (now - h.silence_probe_started >= ProbeGrace()) {
+          MarkUnreachable(p, StrCat(quiet, ", nor to a connection attempt within ",
+                                    ProbeGrace().count(), " ms"));
+        } else {
+          watching = true;
+        }
+        break;
+    }
   }
-  // Partitions still answering (just slowly) are left to the request timeout.
-  return Clock::time_point::max();
+  return watching ? now + std::chrono::milliseconds(5) : Clock::time_point::max();
 }
 
 }  // namespace rampart::txn

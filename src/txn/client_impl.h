@@ -47,6 +47,9 @@ struct Call {
 // results view into.
 using ReplyHolds = std::vector<std::shared_ptr<const std::vector<std::byte>>>;
 
+// GET*'s one-sided reads of a round (client_read.cc).
+struct SlotReads;
+
 // Which path a request takes: two-sided messages or the message channel.
 enum class Route { kRpc, kRing };
 
@@ -115,6 +118,11 @@ class Client::Impl {
   // partition and route travel in one message (bounded by the limits).
   Status Exchange(std::vector<internal::OutgoingRequest>& reqs, std::vector<Call>& calls,
                   std::span<const Route> routes, bool coalesce);
+  // Exchange's two halves: send every request, then wait for the calls'
+  // replies, the request timeout, or a partition found unreachable.
+  void SendAll(std::vector<internal::OutgoingRequest>& reqs, std::vector<Call>& calls,
+               std::span<const Route> routes, bool coalesce);
+  void AwaitCalls(std::span<Call> calls);
 
   Status WriteRamp(std::span<const internal::WriteOp> writes,
                    std::span<const internal::PartitionGroup> groups, uint64_t ts);
@@ -147,6 +155,9 @@ class Client::Impl {
                                         std::span<const internal::PartitionGroup> groups,
                                         std::vector<kv::wire::GetResult>& results,
                                         ReplyHolds& holds);
+  // GET*'s reads themselves (client_read.cc's SlotReads): each by a copy or
+  // a one-sided read; waits up to unreachable_after for those out.
+  void IssueSlotReads(const std::shared_ptr<SlotReads>& state);
   // Copies the results of answered GET requests into results[indices] and
   // (GET*) refreshes the address cache; moves the reply bytes into holds.
   void TakeGetResults(std::span<const std::string_view> keys,
@@ -177,21 +188,33 @@ class Client::Impl {
   struct Health {
     Clock::time_point last_heard{};
     std::optional<Clock::time_point> unreachable_since;
-    std::string why;  // "no reply within 1000 ms", the connect error
+    std::string why;  // "no reply within 1000 ms, nor ...", the connect error
+    std::optional<TcpAddress> address;  // resolved on the first probe
     std::optional<TcpConnectProbe> probe;
     Clock::time_point probe_started{};
+    // A probe of a partition that went silent during a phase, and when the
+    // last such probe was accepted (up, just slow: left to the timeout).
+    std::optional<TcpConnectProbe> silence_probe;
+    Clock::time_point silence_probe_started{};
+    Clock::time_point up_at{};
   };
   void Heard(uint32_t partition);
   void MarkUnreachable(uint32_t partition, std::string why);
   void MarkReachable(uint32_t partition);
   // kUnavailable naming the partition, why and since when.
   Status UnreachableError(uint32_t partition) const;
+  // A probe of the partition's address, or why there is none (it does not
+  // resolve).
+  Result<TcpConnectProbe> StartProbe(uint32_t partition);
   // Starts, checks and restarts the probes of unreachable partitions.
   void Probe();
-  // In Exchange's wait: fails the open calls of partitions silent since
-  // `sent` for unreachable_after, marking them unreachable. Returns when to
-  // look again.
-  Clock::time_point FailSilentPartitions(std::span<Call> calls, Clock::time_point sent);
+  // In Exchange's wait, from `sent` + unreachable_after on: a partition with
+  // open calls that answered nothing since `sent` is probed; refused, or no
+  // answer to the probe within ProbeGrace(), and it is unreachable (its open
+  // calls fail); accepted, and it is up but slow: left to the request
+  // timeout. Returns when to look again.
+  Clock::time_point CheckSilence(std::span<Call> calls, Clock::time_point sent);
+  std::chrono::milliseconds ProbeGrace() const;
 
   ClientOptions options_;
   kv::Placement placement_;

@@ -11,8 +11,6 @@ namespace wire = kv::wire;
 using internal::OutgoingRequest;
 using internal::PartitionGroup;
 
-namespace {
-
 // The one-sided reads of one GET* round. Shared with the read completions,
 // which may run after the round gave up waiting (timeout): they only touch
 // this state, never the caller's.
@@ -29,8 +27,6 @@ struct SlotReads {
   std::shared_ptr<std::vector<std::byte>> buffer = std::make_shared<std::vector<std::byte>>();
   size_t pending = 0;
 };
-
-}  // namespace
 
 const transport::RemoteRegion* Client::Impl::LiveExtent(uint32_t partition, uint32_t extent) {
   const Link& link = links_[partition];
@@ -130,9 +126,34 @@ Result<std::vector<size_t>> Client::Impl::ReadSlots(std::span<const std::string_
   }
   RAMPART_RETURN_IF_ERROR(ImportExtents(extents));
 
-  // Issue: a plain copy where the arena is mapped here (shared memory),
-  // a one-sided read through the endpoint otherwise.
   state->buffer->resize(total);
+  IssueSlotReads(state);
+
+  // Check: only slots that pass every check are accepted (Algorithm 3).
+  for (const SlotReads::Read& read : state->reads) {
+    const std::string_view key = keys[read.index];
+    if (read.done && read.status.ok()) {
+      auto got = internal::ParseSlotRead(
+          std::span<const std::byte>(state->buffer->data() + read.at, read.slot.bytes), key,
+          read.slot, options_.limits);
+      if (got.ok()) {
+        results[read.index] = *got;
+        ++stats_.slot_reads;
+        continue;
+      }
+    }
+    ++stats_.slot_rejects;
+    addresses_.Erase(key);
+    misses.push_back(read.index);
+  }
+  if (!state->reads.empty()) holds.push_back(state->buffer);  // accepted results view it
+  std::sort(misses.begin(), misses.end());
+  return misses;
+}
+
+void Client::Impl::IssueSlotReads(const std::shared_ptr<SlotReads>& state) {
+  // A plain copy where the arena is mapped here (shared memory), a one-sided
+  // read through the endpoint otherwise.
   for (SlotReads::Read& read : state->reads) {
     const transport::RemoteRegion* extent = LiveExtent(read.partition, read.slot.extent());
     std::byte* into = state->buffer->data() + read.at;
@@ -177,27 +198,6 @@ Result<std::vector<size_t>> Client::Impl::ReadSlots(std::span<const std::string_
     if (now >= deadline) break;  // the reads still out fall back to GET+
     fabric_->Wait(std::chrono::ceil<std::chrono::milliseconds>(deadline - now));
   }
-
-  // Check: only slots that pass every check are accepted (Algorithm 3).
-  for (const SlotReads::Read& read : state->reads) {
-    const std::string_view key = keys[read.index];
-    if (read.done && read.status.ok()) {
-      auto got = internal::ParseSlotRead(
-          std::span<const std::byte>(state->buffer->data() + read.at, read.slot.bytes), key,
-          read.slot, options_.limits);
-      if (got.ok()) {
-        results[read.index] = *got;
-        ++stats_.slot_reads;
-        continue;
-      }
-    }
-    ++stats_.slot_rejects;
-    addresses_.Erase(key);
-    misses.push_back(read.index);
-  }
-  if (!state->reads.empty()) holds.push_back(state->buffer);  // accepted results view it
-  std::sort(misses.begin(), misses.end());
-  return misses;
 }
 
 Status Client::Impl::ReadRound(std::span<const std::string_view> keys,

@@ -437,6 +437,24 @@ TEST(ClientErrorTest, HungPartitionTimesOutNamingIt) {
       << values.status().ToString();
 }
 
+// A partition that is silent but whose host and port are up (a hung or busy
+// node) is slow, not unreachable: left to the request timeout, not failed
+// after unreachable_after.
+TEST(ClientErrorTest, ASilentPartitionThatAcceptsConnectionsIsLeftToTheTimeout) {
+  Cluster cluster(2, /*mute_partition=*/1);
+  ClientOptions o = cluster.Options(Isolation::kRamp);
+  o.request_timeout = 1500ms;
+  o.unreachable_after = 200ms;
+  auto client = Client::Connect(o);
+  ASSERT_TRUE(client.ok());
+  auto keys = KeysOnDistinctPartitions((*client)->placement(), 2);
+  auto values = (*client)->MultiGet(keys);
+  ASSERT_FALSE(values.ok());
+  EXPECT_EQ(values.status().code(), StatusCode::kTimedOut) << values.status().ToString();
+  EXPECT_EQ((*client)->unreachable_partitions(), 0u);
+  EXPECT_EQ((*client)->stats().unreachable, 0u);
+}
+
 TEST(ClientErrorTest, UnreachablePartitionIsAnErrorNamingIt) {
   uint16_t dead_port;
   {

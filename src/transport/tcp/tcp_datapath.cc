@@ -375,7 +375,8 @@ int TcpEndpoint::ReadInput() {
     size_t want = tcp::kReadChunk;
     if (in_.size() >= kHeaderBytes) {
       auto h = tcp::DecodeHeader(in_.front(), fabric_->options().max_message_size);
-      if (h.ok() && kHeaderBytes + h->length > in_.size()) {
+      if (h.ok() && (proven() || h->length <= kMaxUnprovenMessageBytes) &&
+          kHeaderBytes + h->length > in_.size()) {
         size_t missing = kHeaderBytes + h->length - in_.size();
         want = std::max(want, std::min(missing, in_.size()));
       }
@@ -415,6 +416,10 @@ int TcpEndpoint::ParseFrames() {
   auto self = shared_from_this();
   while (state_ == State::kConnected && in_.size() >= kHeaderBytes) {
     auto h = tcp::DecodeHeader(in_.front(), fabric_->options().max_message_size);
+    if (h.ok() && !proven() && h->length > kMaxUnprovenMessageBytes) {
+      h = Corruption("a frame of ", h->length, " bytes before the handshake finished (at most ",
+                     kMaxUnprovenMessageBytes, ")");
+    }
     if (!h.ok()) {
       spdlog::warn("tcp: closing connection from {}: {}", peer_name_, h.status().message());
       Fail(Unavailable("peer ", peer_name_, " sent a malformed frame: ", h.status().message()),

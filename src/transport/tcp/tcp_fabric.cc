@@ -109,7 +109,7 @@ class TcpRegion final : public MemoryRegion::Impl {
   ~TcpRegion() override {
     if (mapping_ != nullptr) munmap(mapping_, mapped_);
   }
-  Result<std::vector<std::byte>> Descriptor() const override {
+  Result<std::vector<std::byte>> Descriptor(const Endpoint*) const override {
     return NotSupported(
         "memory region descriptors are not available on the tcp backend (peers cannot access "
         "memory); set transport.backend = \"ucx\"");
@@ -276,6 +276,7 @@ int TcpFabric::AcceptConnections() {
       continue;
     }
     ++accepted;
+    internal().MarkAccepted(**ep);
     internal().DeliverAccept(std::move(*ep));
   }
   return accepted;

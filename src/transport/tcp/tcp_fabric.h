@@ -277,7 +277,6 @@ class TcpFabric final : public Fabric {
   Status Listen(const std::string& host, uint16_t port) override;
   uint16_t listen_port() const override { return listen_port_; }
 
-
   // Page-aligned, zero-filled anonymous memory. Its Descriptor() fails with
   // kNotSupported: tcp peers cannot access memory.
   Result<MemoryRegion> Allocate(size_t bytes) override;

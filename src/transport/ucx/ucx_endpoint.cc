@@ -234,10 +234,11 @@ Status UcxEndpoint::CompareSwap(const RemoteRegion& remote, uint64_t remote_offs
   if (remote_offset + 8 > seg->start + seg->length) {
     return InvalidArgument("compare-and-swap word straddles two segments");
   }
-  // Always through UCX atomics, even when the memory is mapped here: on RDMA
-  // hardware only NIC atomics are atomic with respect to other NIC atomics.
-  // (On shared memory UCX's atomics are CPU atomics, as are the target's for
-  // software requests, so the two kinds mix safely here.)
+  // With RDMA in this context, always through UCX atomics, even when the
+  // memory is mapped here: on RDMA hardware only NIC atomics are atomic with
+  // respect to other NIC atomics. Without RDMA (the context has no UCP
+  // atomics then, see InitWorker), a CPU atomic on the mapped word, or a
+  // software request whose target does the same: the two kinds mix safely.
   auto* op = new MultiOp{&fabric_.internal(), nullptr};
   op->cas_done = std::move(done);
   op->cas_compare = expected;
@@ -245,6 +246,15 @@ Status UcxEndpoint::CompareSwap(const RemoteRegion& remote, uint64_t remote_offs
   if (seg->software) {
     SoftwareCompareSwap(op, seg->address + (remote_offset - seg->start));
     op->Release();
+    return Status();
+  }
+  if (!worker_.native_rma) {  // then seg->direct: mapped here (same host)
+    uint64_t found = expected;
+    std::atomic_ref<uint64_t>(
+        *reinterpret_cast<uint64_t*>(seg->direct + (remote_offset - seg->start)))
+        .compare_exchange_strong(found, desired, std::memory_order_seq_cst);
+    op->cas_result = found;
+    op->Release();  // completes from the next Progress(), as every operation
     return Status();
   }
   // CSWAP (ucp.h's table): `buffer` holds the compare value; reply_buffer

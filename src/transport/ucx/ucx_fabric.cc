@@ -223,11 +223,25 @@ Status UcxFabric::InitWorker(UcxWorker& w, const std::string& tls) {
     return cfg;
   }
 
+  // UCP's one-sided features only where an RDMA transport serves them. UCX
+  // emulates them over active messages elsewhere, and its emulation writes
+  // and reads any address a peer names, without a check, below rampart's
+  // handshake: a peer that never proved the cluster secret could use it.
+  // Without RDMA rampart's own software requests carry one-sided operations
+  // (checked against exposed regions, served only to proven peers), and
+  // shared memory is reached through ucp_rkey_ptr, which needs no feature.
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;
-  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+  params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
   params.name = "rampart";
   st = ucp_init(&params, config, &w.context);
+  if (st == UCS_OK && DetectNativeRma(w.context)) {
+    ucp_cleanup(w.context);
+    w.context = nullptr;
+    params.features |= UCP_FEATURE_RMA | UCP_FEATURE_AMO64;
+    w.native_rma = true;
+    st = ucp_init(&params, config, &w.context);
+  }
   ucp_config_release(config);
   if (st != UCS_OK) return UcxError(StrCat("ucp_init (", w.role, ")"), st);
 
@@ -258,7 +272,6 @@ Status UcxFabric::InitWorker(UcxWorker& w, const std::string& tls) {
     st = ucp_worker_set_am_recv_handler(w.worker, &am);
     if (st != UCS_OK) return UcxError("ucp_worker_set_am_recv_handler", st);
   }
-  w.native_rma = DetectNativeRma(w.context);
   return Status();
 }
 
@@ -409,6 +422,7 @@ void UcxFabric::OnConnRequest(ucp_conn_request_h request, void* arg) {
     spdlog::warn("ucx: cannot accept {}: {}", peer, endpoint->failure().ToString());
     return;
   }
+  self->internal().MarkAccepted(*endpoint);
   self->internal().Defer([self, endpoint] { self->internal().DeliverAccept(endpoint); });
 }
 
@@ -509,10 +523,20 @@ ucs_status_t UcxFabric::ReceiveAm(UcxWorker& w, unsigned am_id, void* data, size
     if (it != endpoints_.end()) from = it->second;
   }
   const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
-  if (from.expired() || length > options_.max_message_size) {
+  const auto sender = from.lock();
+  if (sender == nullptr || length > options_.max_message_size) {
     spdlog::warn("ucx: dropping a {}-byte message ({})", length,
-                 from.expired() ? "unknown endpoint" : "over max_message_size");
+                 sender == nullptr ? "unknown endpoint" : "over max_message_size");
     if (rendezvous) ucp_am_data_release(w.worker, data);
+    return UCS_OK;
+  }
+  if (!sender->proven() && length > kMaxUnprovenMessageBytes) {
+    // Not even buffered: refused outside UCX's callback.
+    if (rendezvous) ucp_am_data_release(w.worker, data);
+    internal().Defer([this, sender, length] {
+      internal().Refuse(sender, StrCat("sent a ", length,
+                                       "-byte message before the handshake finished"));
+    });
     return UCS_OK;
   }
   PendingMessage& m = pending_.emplace_back();

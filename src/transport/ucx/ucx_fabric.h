@@ -64,15 +64,17 @@ class UcxRegion final : public MemoryRegion::Impl {
  public:
   UcxRegion(UcxFabric& fabric) : fabric_(fabric) {}
   ~UcxRegion() override;
-  Result<std::vector<std::byte>> Descriptor() const override;
+  Result<std::vector<std::byte>> Descriptor(const Endpoint* peer) const override;
 
   // memh of each segment, in segment order (the same-host context).
   std::vector<ucp_mem_h> memh;
   // The segments mapped into the network context too, on first use by an
   // RDMA transfer through it (empty until then).
-  std::vector<ucp_mem_h> network_memh;
-  // memh of segment i in `worker`'s context. REQUIRES: i < memh.size().
-  Result<ucp_mem_h> MemhFor(const UcxWorker& worker, size_t i);
+  mutable std::vector<ucp_mem_h> network_memh;
+  // memh of segment i in `worker`'s context: the same-host one's, or (RDMA
+  // through the network context) a mapping made on first use.
+  // REQUIRES: i < memh.size().
+  Result<ucp_mem_h> MemhFor(const UcxWorker& worker, size_t i) const;
   bool allocated = false;  // true: memh[0] came from ALLOCATE and is unmapped here
   std::vector<RegistrationCache::Lease> leases;
 

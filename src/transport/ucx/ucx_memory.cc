@@ -66,7 +66,7 @@ UcxRegion::~UcxRegion() {
   for (auto& lease : leases) fabric_.reg_cache().Release(lease);
 }
 
-Result<ucp_mem_h> UcxRegion::MemhFor(const UcxWorker& worker, size_t i) {
+Result<ucp_mem_h> UcxRegion::MemhFor(const UcxWorker& worker, size_t i) const {
   // Only RDMA transfers use a local memh; over software one-sided operations
   // (and the same-host context) the registration below would be wasted.
   if (worker.context == fabric_.context() || !worker.native_rma) return memh[i];
@@ -78,7 +78,14 @@ Result<ucp_mem_h> UcxRegion::MemhFor(const UcxWorker& worker, size_t i) {
   return network_memh[i];
 }
 
-Result<std::vector<std::byte>> UcxRegion::Descriptor() const {
+Result<std::vector<std::byte>> UcxRegion::Descriptor(const Endpoint* peer) const {
+  // The keys of the context the peer's endpoint uses: a peer on another host
+  // reached through the network context unpacks them against that context's
+  // transports (its RDMA keys are of that context's registrations).
+  auto* ucx_peer = dynamic_cast<const UcxEndpoint*>(peer);
+  const UcxWorker* via = ucx_peer != nullptr && ucx_peer->worker().context != fabric_.context()
+                             ? &ucx_peer->worker()
+                             : nullptr;
   std::vector<std::byte> out;
   DescriptorHeader h{kDescriptorMagic, kDescriptorVersion, static_cast<uint16_t>(segments.size()),
                      size};
@@ -86,7 +93,13 @@ Result<std::vector<std::byte>> UcxRegion::Descriptor() const {
   for (size_t i = 0; i < segments.size(); ++i) {
     void* rkey = nullptr;
     size_t rkey_size = 0;
-    ucs_status_t st = ucp_rkey_pack(fabric_.context(), memh[i], &rkey, &rkey_size);
+    ucp_context_h context = fabric_.context();
+    ucp_mem_h handle = memh[i];
+    if (via != nullptr && via->native_rma) {
+      RAMPART_ASSIGN_OR_RETURN(handle, MemhFor(*via, i));
+      context = via->context;
+    }
+    ucs_status_t st = ucp_rkey_pack(context, handle, &rkey, &rkey_size);
     if (st != UCS_OK) return InternalError("ucp_rkey_pack: ", ucs_status_string(st));
     SegmentHeader sh{reinterpret_cast<uint64_t>(segments[i].data), segments[i].size,
                      static_cast<uint32_t>(rkey_size), 0};
