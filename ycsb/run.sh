@@ -56,7 +56,7 @@ Binding properties (-p; README "YCSB" and RampartClient's Javadoc):
                       writes as one multi-put); buffered operations return BATCHED_OK
   rampart.isolation   ramp | s2pl | none (native; resp takes ramp only: the proxy's
                       isolation is its cluster file's [proxy] isolation, -c proxy.isolation=none)
-  rampart.get         rpc | ring | read (native: GET, GET+, GET*; default [client] get)
+  rampart.get         rpc | ring | read | auto (native: GET, GET+, GET*, GET* on this host; default [client] get)
   rampart.put         rpc | ring (native: PUT, PUT+; default [client] put)
   rampart.transport   tcp | ucx (native; default: the cluster's backend)
   rampart.clientidbase  first timestamp client id of the native clients (default 2000)

@@ -1,6 +1,6 @@
 // rampart bench txn [--transactions N] [--seconds T] [--txn-size S] [--read-ratio R]
 //     [--keys K] [--value-size V] [--threads T] [--distribution uniform|zipfian]
-//     [--isolation ramp|s2pl|none] [--transport tcp|ucx] [--get rpc|ring|read]
+//     [--isolation ramp|s2pl|none] [--transport tcp|ucx] [--get rpc|ring|read|auto]
 //     [--put rpc|ring] [--json FILE]
 //
 // Seed 000's micro-benchmark against a running cluster (bench/txn_bench.h).

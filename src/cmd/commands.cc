@@ -47,9 +47,10 @@ void AddClientFlags(CLI::App* command, ClientFlags& flags) {
                       "tcp or ucx. Default: the configuration's transport.backend")
       ->check(CLI::IsMember({"tcp", "ucx"}));
   command->add_option("--get", flags.get,
-                      "First GET round: rpc (two-sided), ring (GET+, message channel) or read "
-                      "(GET*, one-sided reads + address cache). Default: client.get")
-      ->check(CLI::IsMember({"rpc", "ring", "read"}));
+                      "First GET round: rpc (two-sided), ring (GET+, message channel), read "
+                      "(GET*, one-sided reads + address cache) or auto (read for partitions on "
+                      "this host, rpc for the others). Default: client.get")
+      ->check(CLI::IsMember({"rpc", "ring", "read", "auto"}));
   command->add_option("--put", flags.put,
                       "PREPARE/COMMIT: rpc (two-sided) or ring (PUT+). Default: client.put")
       ->check(CLI::IsMember({"rpc", "ring"}));

@@ -78,7 +78,7 @@ int ReportUsageError(const Status& status);
 int ReportFailure(const Status& status);
 
 // The flags of every command that runs transaction clients:
-//   --isolation ramp|s2pl|none  --transport tcp|ucx  --get rpc|ring|read  --put rpc|ring
+//   --isolation ramp|s2pl|none  --transport tcp|ucx  --get rpc|ring|read|auto  --put rpc|ring
 // Empty transport/get/put keep the configuration's ([transport] backend,
 // [client] get and put).
 struct ClientFlags {

@@ -121,7 +121,7 @@ struct ClientConfig {
   // message channel) or "read" (GET*: one-sided reads through an address
   // cache, GET+ on a miss). ring and read need transport.backend = "ucx".
   // Default: "rpc".
-  std::string get = "rpc";
+  std::string get = "auto";
   // PREPARE/COMMIT: "rpc" or "ring" (PUT+; needs ucx). Default: "rpc".
   std::string put = "rpc";
   // Addresses a GET* client caches, 1..2^32. Default: 1048576.

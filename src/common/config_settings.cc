@@ -34,7 +34,7 @@ std::string CheckHost(std::string_view host) {
 }
 
 constexpr std::string_view kBackends[] = {"ucx", "tcp"};
-constexpr std::string_view kGetModes[] = {"rpc", "ring", "read"};
+constexpr std::string_view kGetModes[] = {"rpc", "ring", "read", "auto"};
 constexpr std::string_view kPutModes[] = {"rpc", "ring"};
 constexpr std::string_view kProxyIsolation[] = {"ramp", "none"};
 constexpr std::string_view kStorageEngines[] = {"threads", "uring", "none"};
@@ -236,8 +236,9 @@ const Setting<ClusterConfig> kClusterSettings[] = {
      .field = RAMPART_FIELD(ClusterConfig, client.get),
      .doc = "How a client's first GET round reaches a partition: `rpc` two-sided messages, "
             "`ring` GET+ over the message channel, `read` GET* one-sided reads of the slots "
-            "through an address cache (GET+ on a miss). `ring` and `read` need the ucx "
-            "transport.",
+            "through an address cache (GET+ on a miss), `auto` GET* for the partitions on the "
+            "client's host (a one-sided read is a copy there) and `rpc` for the others (rpc "
+            "with the tcp transport). `ring` and `read` need the ucx transport.",
      .choices = kGetModes},
     {.key = "client.put",
      .kind = Kind::kChoice,

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "common/local_host.h"
 #include "txn/client_impl.h"
 
 namespace rampart::txn {
@@ -42,8 +43,9 @@ Result<E> ParseName(std::string_view name, const NameTable<E, N>& table, std::st
 
 constexpr NameTable<Isolation, 3> kIsolationNames = {
     {Isolation::kRamp, "ramp"}, {Isolation::kS2pl, "s2pl"}, {Isolation::kNone, "none"}};
-constexpr NameTable<GetMode, 3> kGetModeNames = {
-    {GetMode::kRpc, "rpc"}, {GetMode::kRing, "ring"}, {GetMode::kRead, "read"}};
+constexpr NameTable<GetMode, 4> kGetModeNames = {
+    {GetMode::kRpc, "rpc"}, {GetMode::kRing, "ring"}, {GetMode::kRead, "read"},
+    {GetMode::kAuto, "auto"}};
 constexpr NameTable<PutMode, 2> kPutModeNames = {{PutMode::kRpc, "rpc"}, {PutMode::kRing, "ring"}};
 
 }  // namespace
@@ -88,7 +90,15 @@ Client::Impl::Impl(ClientOptions options, kv::Placement placement,
       fabric_(std::move(fabric)),
       links_(placement_.partition_count()),
       addresses_(std::max<size_t>(options_.address_cache_entries, 1)),
-      health_(placement_.partition_count()) {
+      health_(placement_.partition_count()),
+      one_sided_(placement_.partition_count(), false) {
+  for (uint32_t p = 0; p < one_sided_.size(); ++p) {
+    const bool ucx = fabric_->backend() == transport::Backend::kUcx;
+    one_sided_[p] = options_.get_mode == GetMode::kRead ||
+                    (options_.get_mode == GetMode::kAuto && ucx &&
+                     IsLocalHost(placement_.Address(p).host));
+    any_one_sided_ = any_one_sided_ || one_sided_[p];
+  }
   fabric_->SetMessageHandler(
       [this](const std::shared_ptr<Endpoint>& ep, std::span<const std::byte> bytes) {
         int p = PartitionOfEndpoint(ep.get());
@@ -117,7 +127,7 @@ std::string Client::Impl::Where(uint32_t p) const {
 Result<Client::Impl::Link*> Client::Impl::Connection(uint32_t partition) {
   Link& link = links_[partition];
   if (link.endpoint && link.endpoint->connected() &&
-      (!NeedsChannel() || (link.channel && link.channel->connected()))) {
+      (!NeedsChannel(partition) || (link.channel && link.channel->connected()))) {
     return &link;
   }
   if (link.endpoint) DropConnection(partition);
@@ -132,7 +142,7 @@ Result<Client::Impl::Link*> Client::Impl::Connection(uint32_t partition) {
   if (link.ever_connected) ++stats_.reconnects;
   link.ever_connected = true;
   link.endpoint = std::move(*connected);
-  if (NeedsChannel()) {
+  if (NeedsChannel(partition)) {
     auto channel = fabric_->OpenChannel(link.endpoint, options_.channel);
     if (!channel.ok()) {
       DropConnection(partition);
@@ -296,6 +306,13 @@ void Client::Impl::SendMessage(uint32_t partition, std::vector<std::byte> messag
     if (!(*link)->endpoint->connected()) DropConnection(partition);
     fail(sent.WithContext(StrCat(Where(partition), ": send")));
   }
+}
+
+std::vector<Route> Client::Impl::ReadRoutes(std::span<const OutgoingRequest> reqs) const {
+  std::vector<Route> routes;
+  routes.reserve(reqs.size());
+  for (const OutgoingRequest& r : reqs) routes.push_back(ReadRoute(r.partition));
+  return routes;
 }
 
 Status Client::Impl::Exchange(std::vector<OutgoingRequest>& reqs, std::vector<Call>& calls,
@@ -542,7 +559,7 @@ Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
     return InvalidArgument("client options: request_timeout must be positive");
   }
   if (options.fabric.backend != transport::Backend::kUcx) {
-    if (options.get_mode != GetMode::kRpc) {
+    if (options.get_mode != GetMode::kRpc && options.get_mode != GetMode::kAuto) {
       return InvalidArgument("client options: get mode ", GetModeName(options.get_mode),
                              " needs the ucx transport (tcp has no one-sided operations); "
                              "use get mode rpc");

@@ -52,9 +52,13 @@ Result<Isolation> ParseIsolation(std::string_view name);
 //          (txn/address_cache.h); keys not cached, or whose read does not
 //          check out, fall back to GET+ and refresh the cache. The RAMP
 //          repair round (GET_BY_TS) goes over the channel.
+//   kAuto  kRead for the partitions on this host (their arenas are mapped
+//          here: a one-sided read is a copy), kRpc for the others (between
+//          hosts without RDMA a one-sided read is a request and a reply
+//          anyway, docs/transactions.md). kRpc with the tcp backend.
 // kRing and kRead need the ucx backend.
-enum class GetMode { kRpc, kRing, kRead };
-std::string_view GetModeName(GetMode mode);  // "rpc" | "ring" | "read"
+enum class GetMode { kRpc, kRing, kRead, kAuto };
+std::string_view GetModeName(GetMode mode);  // "rpc" | "ring" | "read" | "auto"
 Result<GetMode> ParseGetMode(std::string_view name);
 
 // How PREPARE and COMMIT (and S2PL's LOCK/UNLOCK) reach a partition:

@@ -208,7 +208,7 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
   ReplyHolds holds;
   std::vector<size_t> misses;  // combined indices left for a GET (ascending)
   bool slots_read = false;
-  if (options_.get_mode == GetMode::kRead && !keys.empty()) {
+  if (AnySlotReads() && !keys.empty()) {
     // A failure here (an arena not imported) leaves every key to its GET,
     // which fails only the transactions of an unreachable partition.
     auto slots = ReadSlots(keys, internal::GroupByPartition(partitions), results, holds);
@@ -250,7 +250,7 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
     }
   }
   std::vector<Route> routes(round1.size(), WriteRoute());
-  std::fill(routes.begin(), routes.begin() + get_count, ReadRoute());
+  for (size_t r = 0; r < get_count; ++r) routes[r] = ReadRoute(round1[r].partition);
   std::vector<Call> calls;
   (void)Exchange(round1, calls, routes, coalesce);  // statuses are per call
 
@@ -314,7 +314,7 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
   }
   if (!round2.empty()) {
     routes.assign(round2.size(), WriteRoute());
-    std::fill(routes.begin(), routes.begin() + repair_count, ReadRoute());
+    for (size_t r = 0; r < repair_count; ++r) routes[r] = ReadRoute(round2[r].partition);
     (void)Exchange(round2, calls, routes, coalesce);
     for (size_t r = 0; r < round2.size(); ++r) {
       const Call& call = calls[r];

@@ -95,8 +95,26 @@ class Client::Impl {
   }
   std::string Where(uint32_t p) const;
   Route WriteRoute() const { return options_.put_mode == PutMode::kRing ? Route::kRing : Route::kRpc; }
-  Route ReadRoute() const { return options_.get_mode == GetMode::kRpc ? Route::kRpc : Route::kRing; }
-  bool NeedsChannel() const { return WriteRoute() == Route::kRing || ReadRoute() == Route::kRing; }
+  // GET and GET_BY_TS to `partition`: over its channel (GET+, and GET*'s
+  // misses) or as messages.
+  Route ReadRoute(uint32_t partition) const {
+    switch (options_.get_mode) {
+      case GetMode::kRpc: return Route::kRpc;
+      case GetMode::kRing:
+      case GetMode::kRead: return Route::kRing;
+      case GetMode::kAuto: return one_sided_[partition] ? Route::kRing : Route::kRpc;
+    }
+    return Route::kRpc;
+  }
+  // ReadRoute of each request.
+  std::vector<Route> ReadRoutes(std::span<const internal::OutgoingRequest> reqs) const;
+  bool NeedsChannel(uint32_t partition) const {
+    return WriteRoute() == Route::kRing || ReadRoute(partition) == Route::kRing;
+  }
+  // Whether GET* reads `partition`'s slots (get mode read, or auto and on
+  // this host).
+  bool ReadsSlots(uint32_t partition) const { return one_sided_[partition]; }
+  bool AnySlotReads() const { return any_one_sided_; }
 
   // client.cc: connections and the exchange.
   Result<Link*> Connection(uint32_t partition);
@@ -227,6 +245,8 @@ class Client::Impl {
   Stats stats_;
   std::vector<Health> health_;  // by partition
   uint32_t unreachable_ = 0;
+  std::vector<bool> one_sided_;  // by partition: GET* (ReadsSlots)
+  bool any_one_sided_ = false;
 };
 
 }  // namespace rampart::txn

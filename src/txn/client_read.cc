@@ -68,9 +68,9 @@ Status Client::Impl::ImportExtents(std::span<const internal::ExtentId> wanted) {
 void Client::Impl::TakeGetResults(std::span<const std::string_view> keys,
                                   std::span<const OutgoingRequest> gets, std::span<Call> calls,
                                   std::vector<wire::GetResult>& results, ReplyHolds& holds) {
-  const bool cache = options_.get_mode == GetMode::kRead;
   for (size_t r = 0; r < gets.size(); ++r) {
     if (!calls[r].status.ok()) continue;
+    const bool cache = ReadsSlots(gets[r].partition);
     for (size_t j = 0; j < gets[r].indices.size(); ++j) {
       const size_t i = gets[r].indices[j];
       results[i] = calls[r].results[j];
@@ -90,7 +90,8 @@ Status Client::Impl::GetRound(std::span<const std::string_view> keys,
                               std::vector<wire::GetResult>& results, ReplyHolds& holds) {
   auto gets = internal::BuildGetRequests(keys, groups, TakeIds(groups.size()));
   std::vector<Call> round;
-  RAMPART_RETURN_IF_ERROR(Exchange(gets, round, ReadRoute()));
+  std::vector<Route> routes = ReadRoutes(gets);
+  RAMPART_RETURN_IF_ERROR(Exchange(gets, round, routes, /*coalesce=*/false));
   TakeGetResults(keys, gets, round, results, holds);
   return Status::Ok();
 }
@@ -111,6 +112,10 @@ Result<std::vector<size_t>> Client::Impl::ReadSlots(std::span<const std::string_
   size_t total = 0;
   for (const PartitionGroup& g : groups) {
     const bool live = links_[g.partition].endpoint && links_[g.partition].endpoint->connected();
+    if (!ReadsSlots(g.partition)) {  // get mode auto, another host: GET
+      misses.insert(misses.end(), g.indices.begin(), g.indices.end());
+      continue;
+    }
     for (size_t i : g.indices) {
       const internal::AddressCache::Entry* e = addresses_.Find(keys[i]);
       if (!live || e == nullptr || e->epoch != links_[g.partition].epoch ||
@@ -231,7 +236,7 @@ Status Client::Impl::ReadVersions(std::span<const std::string_view> keys,
                                   ReplyHolds& holds) {
   results.assign(keys.size(), wire::GetResult());
   holds.clear();
-  if (options_.get_mode == GetMode::kRead) {
+  if (AnySlotReads()) {
     RAMPART_RETURN_IF_ERROR(ReadRound(keys, groups, results, holds));
   } else {
     RAMPART_RETURN_IF_ERROR(GetRound(keys, groups, results, holds));
@@ -244,7 +249,8 @@ Status Client::Impl::ReadVersions(std::span<const std::string_view> keys,
   TakeIds(by_ts.size());
   ++stats_.repair_rounds;
   std::vector<Call> round2;
-  RAMPART_RETURN_IF_ERROR(Exchange(by_ts, round2, ReadRoute()));
+  std::vector<Route> routes = ReadRoutes(by_ts);
+  RAMPART_RETURN_IF_ERROR(Exchange(by_ts, round2, routes, /*coalesce=*/false));
   for (size_t r = 0; r < by_ts.size(); ++r) {
     for (size_t j = 0; j < by_ts[r].indices.size(); ++j) {
       size_t i = by_ts[r].indices[j];

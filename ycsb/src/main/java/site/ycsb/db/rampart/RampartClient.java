@@ -33,7 +33,7 @@ import site.ycsb.Status;
  *       mode only ramp is accepted: the proxy's isolation is set in the [proxy] section of its
  *       cluster file</td></tr>
  *   <tr><td>rampart.config</td><td>path</td><td>native, required: the cluster file</td></tr>
- *   <tr><td>rampart.get</td><td>rpc | ring | read (the cluster file's [client] get)</td>
+ *   <tr><td>rampart.get</td><td>rpc | ring | read | auto (the cluster file's [client] get)</td>
  *       <td>native: GET, GET+ or GET&#42; (docs/transactions.md)</td></tr>
  *   <tr><td>rampart.put</td><td>rpc | ring (the cluster file's [client] put)</td>
  *       <td>native: PUT or PUT+</td></tr>

@@ -88,7 +88,7 @@ final class Settings {
         throw new DBException(CONFIG + "=" + config + ": no readable file there");
       }
     }
-    get = oneOf(p, GET, "", List.of("rpc", "ring", "read"));
+    get = oneOf(p, GET, "", List.of("rpc", "ring", "read", "auto"));
     put = oneOf(p, PUT, "", List.of("rpc", "ring"));
     transport = oneOf(p, TRANSPORT, "", List.of("tcp", "ucx"));
     clientIdBase = intAtLeast(p, CLIENT_ID_BASE, 2000, 0);

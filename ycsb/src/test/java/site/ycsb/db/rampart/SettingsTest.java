@@ -74,7 +74,7 @@ class SettingsTest {
     m = refused("rampart.isolation", "serializable");
     assertTrue(m.contains("ramp | s2pl | none"), m);
     m = refused("rampart.mode", "native", "rampart.config", config(), "rampart.get", "star");
-    assertTrue(m.contains("rampart.get=star") && m.contains("rpc | ring | read"), m);
+    assertTrue(m.contains("rampart.get=star") && m.contains("rpc | ring | read | auto"), m);
     m = refused("rampart.mode", "native", "rampart.config", config(), "rampart.put", "read");
     assertTrue(m.contains("rpc | ring"), m);
     m = refused("rampart.mode", "native", "rampart.config", config(), "rampart.transport", "ib");
