@@ -70,6 +70,10 @@ struct SharedState {
   // the workers run; read-only after).
   std::atomic<uint32_t> parked{0};
   std::vector<int> wake_fds;
+  // Per worker: it left a command for a later turn because another worker
+  // held its lock. The worker that unlocks pokes it (wake_fds) instead of
+  // letting it look again in a millisecond (sized before the workers run).
+  std::unique_ptr<std::atomic<bool>[]> waiting_for_locks;
   // Blocked clients are served first come, first served (as Redis does):
   // per lock slot, its waiters in the order they first parked, each with
   // the slot's write epoch it last ran at. A woken waiter runs only when
@@ -165,6 +169,9 @@ class Worker {
   int CheckParked();
   // Pokes every worker's wake_fd (after writes, when sessions are parked).
   void WakeParked();
+  // Pokes the workers waiting for a lock (SharedState::waiting_for_locks),
+  // after this worker unlocked.
+  void WakeLockWaiters();
   void Unpark(Session& s);
   // The waiter queues (SharedState::waiters): join or update them at a park,
   // leave them when the blocking command is done, and whether a woken

@@ -154,4 +154,13 @@ void Worker::WakeParked() {
   for (int fd : shared_.wake_fds) (void)!::write(fd, &one, sizeof(one));
 }
 
+void Worker::WakeLockWaiters() {
+  const uint64_t one = 1;
+  for (uint32_t w = 0; w < shared_.worker_count; ++w) {
+    if (w == index_ || !shared_.waiting_for_locks[w].load(std::memory_order_relaxed)) continue;
+    // The exchange makes one poke per wait, however many workers unlock.
+    if (shared_.waiting_for_locks[w].exchange(false)) (void)!::write(shared_.wake_fds[w], &one, sizeof(one));
+  }
+}
+
 }  // namespace rampart::proxy

@@ -49,6 +49,7 @@ bool Worker::Job::Joinable() const {
 
 std::vector<Worker::Job> Worker::TakeJobs() {
   std::vector<Job> jobs;
+  if (blocked_on_locks_) shared_.waiting_for_locks[index_].store(false, std::memory_order_relaxed);
   blocked_on_locks_ = false;
   turn_owners_.clear();
   if (order_.empty() && sweeper_ == nullptr) return jobs;
@@ -248,6 +249,7 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
       if (leader == nullptr) {
         ++shared_.lock_waits;
         blocked_on_locks_ = true;
+        shared_.waiting_for_locks[index_].store(true);
         return put_back();
       }
       j.locks.clear();

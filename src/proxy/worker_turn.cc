@@ -191,7 +191,7 @@ void Worker::RunJobs(std::vector<Job>& jobs) {
       if (!writes[i].status.ok()) FailJob(*placed[i], writes[i].status);
     }
   }
-  bool wrote = false;
+  bool wrote = false, unlocked = false;
   for (Job& j : jobs) {
     if (j.kind == Job::Kind::kParked) Park(j);  // before the unlock: no write slips by unseen
     if (!j.locks.empty()) {
@@ -200,10 +200,15 @@ void Worker::RunJobs(std::vector<Job>& jobs) {
         wrote = true;
       }
       shared_.locks.Unlock(j.locks, j.lock_mode);
+      unlocked = true;
     }
     if (j.kind == Job::Kind::kServer) ServerCommand(*j.session, j.commands[0], j.reply);
   }
-  if (wrote && shared_.parked.load(std::memory_order_relaxed) > 0) WakeParked();
+  if (wrote && shared_.parked.load(std::memory_order_relaxed) > 0) {
+    WakeParked();  // pokes every worker, the lock waiters too
+  } else if (unlocked) {
+    WakeLockWaiters();
+  }
 }
 
 bool Worker::ApplyReads(Job& job, txn::BatchTxn& txn, uint64_t now) {
