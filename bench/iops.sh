@@ -4,8 +4,12 @@
 #                                directly by the storage-node's IO engine (baseline)
 #   none                         a storage-node with engine none: transport only,
 #                                no device touched (seed 001's "RDMA communication")
-#   remote-threads, remote-uring a storage-node serving FILE with that engine,
+#   remote-threads, remote-uring, remote-inline
+#                                a storage-node serving FILE with that engine,
 #                                measured by `rampart bench iops --node 0`
+#   fio-psync, fio-uring         fio on the same file: the machine's own local
+#                                limit (psync with one job per core; io_uring
+#                                with O_DIRECT at each number of IOs in flight)
 # Random reads of each block size over the whole device, for a file on tmpfs and
 # a file on disk (O_DIRECT), at queue depth QDS per connection over CONNS
 # connections (local: QDS x CONNS in flight from one thread, so every
@@ -22,13 +26,16 @@
 #   TMPFS_DIR    (/dev/shm), DISK_DIR (/var/tmp): where the device files go
 #   DEVICE_BYTES device file size in MiB (default 1024), filled with random bytes
 #   IO_THREADS   IO threads of the threads engine (default 4)
+#   ENGINES      storage-node engines swept, local and remote (default
+#                "threads uring inline")
 #   TRACE        (default bench/trace/tpch_q3_sf0.5.trace; made by
 #                bench/trace/make_trace.sh with its database); REPLAY_CONC
 #                (default "1 8 32"); set TRACE= to skip the replay
 #   RAMPART_BIN  default build/release/rampart (copied first)
 #   OUT          results directory (default bench/results/iops)
 # Writes OUT/<media>-<system>-b<bytes>-c<conns>-q<qd>.json (local:
-# OUT/<media>-local-<engine>-b<bytes>-d<in flight>.json), OUT/replay-*.json,
+# OUT/<media>-local-<engine>-b<bytes>-d<in flight>.json; fio:
+# OUT/<media>-fio-<psync|uring>-b<bytes>-d<in flight>.json), OUT/replay-*.json,
 # and through bench/plot_iops.py summary.json, summary.txt (also printed),
 # iops.png (one panel per medium and block size) and replay.png. Every process
 # started here is stopped by PID (SIGTERM, bounded wait, SIGKILL) when the
@@ -44,6 +51,7 @@ conns_list="${CONNS:-1 2 4}"
 media_list="${MEDIA:-tmpfs disk}"
 device_mib="${DEVICE_BYTES:-1024}"
 io_threads="${IO_THREADS:-4}"
+engines="${ENGINES:-threads uring inline}"
 trace="${TRACE-bench/trace/tpch_q3_sf0.5.trace}"
 replay_conc="${REPLAY_CONC:-1 8 32}"
 out="${OUT:-bench/results/iops}"
@@ -148,11 +156,50 @@ sweep_local() {  # MEDIUM ENGINE PATH
   done
 }
 
+# fio on FILE, results in bench iops's JSON shape (results: iops, mb_per_sec,
+# p50_ns, p99_ns, errors). psync: one job per core, each one IO at a time;
+# io_uring: one job, O_DIRECT, DEPTH in flight.
+fio_point() {  # NAME FILE BLOCK ENGINE JOBS DEPTH
+  local name=$1
+  echo "# $name" >&2
+  fio --name="$name" --filename="$2" --size="${device_mib}M" --rw=randread --bs="$3" \
+    --ioengine="$4" --numjobs="$5" --iodepth="$6" --direct="$([ "$4" = io_uring ] && echo 1 || echo 0)" \
+    --time_based --runtime="$secs" --ramp_time=0 --group_reporting --norandommap \
+    --output-format=json > "$tmp/fio.json"
+  python3 - "$tmp/fio.json" "$out/$name.json" "$4" "$5" "$6" "$2" <<'PY'
+import json, sys
+src, dst, engine, jobs, depth, path = sys.argv[1:]
+job = json.load(open(src))["jobs"][0]
+read = job["read"]
+pct = read.get("clat_ns", {}).get("percentile", {})
+res = {"iops": read["iops"], "mb_per_sec": read["bw_bytes"] / 1e6,
+       "p50_ns": pct.get("50.000000", 0), "p99_ns": pct.get("99.000000", 0),
+       "errors": job.get("error", 0), "ops": read["total_ios"]}
+conf = {"target": "fio", "path": path, "ioengine": engine, "numjobs": int(jobs),
+        "iodepth": int(depth)}
+json.dump({"configuration": conf, "results": res}, open(dst, "w"), indent=1)
+print(f"fio {engine} jobs {jobs} depth {depth}: {res['iops']:.0f} IOPS", file=sys.stderr)
+PY
+}
+
+sweep_fio() {  # MEDIUM PATH
+  local cores
+  cores=$(nproc)
+  for b in $blocks; do
+    fio_point "$1-fio-psync-b$b-d$cores" "$2" "$b" psync "$cores" 1
+    for d in $in_flight_list; do
+      fio_point "$1-fio-uring-b$b-d$d" "$2" "$b" io_uring 1 "$d"
+    done
+  done
+}
+
+command -v fio >/dev/null || { echo "bench/iops.sh: fio not found (make deps)" >&2; exit 1; }
 node_config threads ram 64 1  # a cluster file for the --local runs
 for medium in $media_list; do
   file=$(device_file "$medium")
   make_device "$file" "$device_mib"
-  for engine in threads uring; do
+  sweep_fio "$medium" "$file"
+  for engine in $engines; do
     sweep_local "$medium" "$engine" "$file"
     start_node "$engine" "$file" "$device_mib"
     sweep_remote "$medium" "remote-$engine"
@@ -178,7 +225,7 @@ if [ -n "$trace" ]; then
     cp "$db" "$file"
     truncate -s "${db_mib}M" "$file"
     sync "$file"
-    for engine in threads uring; do
+    for engine in $engines; do
       for c in $replay_conc; do
         name="replay-$medium-local-$engine-c$c"
         echo "# $name" >&2

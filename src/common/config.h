@@ -160,9 +160,11 @@ struct StorageConfig {
   // Block size the devices are served in; a power of two, 512B..1MiB.
   // Default: 4KiB.
   uint64_t block_bytes = 4 * kKiB;
-  // IO engine: "threads" (static pool of IO threads), "uring" (io_uring) or
-  // "none" (transport only, the device is not touched). Default: "threads".
-  std::string engine = "threads";
+  // IO engine: "auto" (inline on memory-backed devices, threads otherwise),
+  // "threads" (static pool of IO threads), "uring" (io_uring), "inline" (the
+  // IO on the polling thread) or "none" (transport only, the device is not
+  // touched). Default: "auto".
+  std::string engine = "auto";
   // IO threads of the threads engine, 1..64. Default: 4.
   uint32_t io_threads = 4;
   // Requests served at once per connection, 1..1024. Default: 64.

@@ -37,7 +37,7 @@ constexpr std::string_view kBackends[] = {"ucx", "tcp"};
 constexpr std::string_view kGetModes[] = {"rpc", "ring", "read", "auto"};
 constexpr std::string_view kPutModes[] = {"rpc", "ring"};
 constexpr std::string_view kProxyIsolation[] = {"ramp", "none"};
-constexpr std::string_view kStorageEngines[] = {"threads", "uring", "none"};
+constexpr std::string_view kStorageEngines[] = {"auto", "threads", "uring", "inline", "none"};
 constexpr std::string_view kLogModes[] = {"none", "dir", "volume"};
 constexpr std::string_view kSyncPolicies[] = {"always", "interval"};
 
@@ -375,9 +375,12 @@ const Setting<ClusterConfig> kClusterSettings[] = {
     {.key = "storage.engine",
      .kind = Kind::kChoice,
      .field = RAMPART_FIELD(ClusterConfig, storage.engine),
-     .doc = "IO engine of the storage-nodes: `threads` a static pool of IO threads fed by the "
-            "polling thread, `uring` io_uring on the polling thread, `none` transport only (the "
-            "device is not touched).",
+     .doc = "IO engine of the storage-nodes: `auto` is `inline` for a device in memory (`ram`, "
+            "a file on tmpfs or ramfs) and `threads` otherwise; `threads` a static pool of IO "
+            "threads fed by the polling thread, `uring` io_uring on the polling thread, `inline` "
+            "each IO done by the polling thread itself (a copy from memory costs less than "
+            "waking a thread; on a disk it stalls the node's other connections), `none` "
+            "transport only (the device is not touched).",
      .choices = kStorageEngines},
     {.key = "storage.io_threads",
      .kind = Kind::kInteger,

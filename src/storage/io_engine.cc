@@ -124,8 +124,10 @@ Status Device::Sync() const {
 Result<EngineKind> ParseEngineKind(std::string_view name) {
   if (name == "threads") return EngineKind::kThreads;
   if (name == "uring") return EngineKind::kUring;
+  if (name == "inline") return EngineKind::kInline;
+  if (name == "auto") return EngineKind::kAuto;
   if (name == "none") return EngineKind::kNone;
-  return InvalidArgument("storage engine must be \"threads\", \"uring\" or \"none\", got \"",
+  return InvalidArgument("storage engine must be \"threads\", \"uring\", \"inline\", \"auto\" or \"none\", got \"",
                          name, "\"");
 }
 
@@ -133,6 +135,8 @@ std::string_view EngineKindName(EngineKind kind) {
   switch (kind) {
     case EngineKind::kThreads: return "threads";
     case EngineKind::kUring: return "uring";
+    case EngineKind::kInline: return "inline";
+    case EngineKind::kAuto: return "auto";
     case EngineKind::kNone: return "none";
   }
   return "?";
@@ -150,13 +154,15 @@ Status RunSync(const Device& device, const IoRequest& r) {
 }
 
 // ---------------------------------------------------------------------------
-// none
+// inline and none: the IO (if any) done at Submit, on the polling thread
 
-class NoneEngine final : public IoEngine {
+class ImmediateEngine final : public IoEngine {
  public:
-  EngineKind kind() const override { return EngineKind::kNone; }
+  // `device` null: none (nothing touched).
+  explicit ImmediateEngine(const Device* device) : device_(device) {}
+  EngineKind kind() const override { return device_ != nullptr ? EngineKind::kInline : EngineKind::kNone; }
   Status Submit(const IoRequest& r) override {
-    ready_.push_back({r.tag, Status::Ok()});
+    ready_.push_back({r.tag, device_ != nullptr ? RunSync(*device_, r) : Status::Ok()});
     return Status::Ok();
   }
   size_t Reap(std::vector<IoCompletion>& out) override {
@@ -168,6 +174,7 @@ class NoneEngine final : public IoEngine {
   size_t in_flight() const override { return ready_.size(); }
 
  private:
+  const Device* device_;
   std::vector<IoCompletion> ready_;
 };
 
@@ -409,8 +416,11 @@ class UringEngine final : public IoEngine {
 Result<std::unique_ptr<IoEngine>> IoEngine::Create(EngineKind kind, Device& device,
                                                    const EngineOptions& options,
                                                    std::function<void()> wake) {
+  if (kind == EngineKind::kAuto) kind = device.memory_backed() ? EngineKind::kInline : EngineKind::kThreads;
   switch (kind) {
-    case EngineKind::kNone: return std::unique_ptr<IoEngine>(new NoneEngine());
+    case EngineKind::kAuto: break;  // resolved above
+    case EngineKind::kNone: return std::unique_ptr<IoEngine>(new ImmediateEngine(nullptr));
+    case EngineKind::kInline: return std::unique_ptr<IoEngine>(new ImmediateEngine(&device));
     case EngineKind::kThreads:
       if (options.threads < 1 || options.threads > 64) {
         return InvalidArgument("storage.io_threads must be 1..64, got ", options.threads);

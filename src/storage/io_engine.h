@@ -21,6 +21,12 @@
 //            eventfd registered with the ring is watched by a small thread that
 //            calls `wake` (the fabric has no way to add an fd to its wait set).
 //            On a RAM device the copy is done at Submit.
+//   inline   the IO done at Submit, on the polling thread, completed at the
+//            next Reap: no hand-off at all. For memory-backed devices (RAM,
+//            tmpfs), where a copy costs less than waking a thread; on a disk
+//            it would stall every connection of the node for each IO.
+//   auto     inline on a memory-backed device, threads on anything else
+//            (the engine's kind() says which).
 //   none     completes at once without touching the device (transport-only
 //            baseline): buffers are left as they are.
 //
@@ -86,8 +92,9 @@ class Device {
   std::byte* ram_ = nullptr;
 };
 
-enum class EngineKind { kThreads, kUring, kNone };
-Result<EngineKind> ParseEngineKind(std::string_view name);  // "threads" | "uring" | "none"
+enum class EngineKind { kThreads, kUring, kInline, kAuto, kNone };
+// "threads" | "uring" | "inline" | "auto" | "none"
+Result<EngineKind> ParseEngineKind(std::string_view name);
 std::string_view EngineKindName(EngineKind kind);
 
 enum class IoOp : uint8_t { kRead, kWrite, kFlush };

@@ -156,6 +156,7 @@ INSTANTIATE_TEST_SUITE_P(
     All, EngineTest,
     ::testing::Values(Case{EngineKind::kThreads, false}, Case{EngineKind::kThreads, true},
                       Case{EngineKind::kUring, false}, Case{EngineKind::kUring, true},
+                      Case{EngineKind::kInline, false}, Case{EngineKind::kInline, true},
                       Case{EngineKind::kNone, false}, Case{EngineKind::kNone, true}),
     [](const auto& info) {
       return StrCat(EngineKindName(info.param.kind), info.param.ram ? "_ram" : "_file");
@@ -163,7 +164,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 INSTANTIATE_TEST_SUITE_P(
     File, EngineOnFileTest,
-    ::testing::Values(Case{EngineKind::kThreads, false}, Case{EngineKind::kUring, false}),
+    ::testing::Values(Case{EngineKind::kThreads, false}, Case{EngineKind::kUring, false},
+                      Case{EngineKind::kInline, false}),
     [](const auto& info) { return std::string(EngineKindName(info.param.kind)); });
 
 // Completions that find earlier ones not yet reaped do not wake the polling
@@ -222,6 +224,7 @@ TEST(Device, OpenErrorsAndParse) {
   EXPECT_FALSE(Device::Open({.path = "ram", .size = 0}).ok());
   EXPECT_FALSE(ParseEngineKind("fast").ok());
   EXPECT_EQ(*ParseEngineKind("uring"), EngineKind::kUring);
+  EXPECT_EQ(*ParseEngineKind("inline"), EngineKind::kInline);
 }
 
 }  // namespace

@@ -489,8 +489,9 @@ Result<std::unique_ptr<StorageNode>> StorageNode::Start(const StorageNodeOptions
     }
     node->listen_port_ = loop.port;
   }
-  std::string engine = std::string(EngineKindName(options.engine));
-  if (options.engine == EngineKind::kThreads) {
+  const EngineKind kind = loop.engine->kind();  // auto resolved to the device's
+  std::string engine = std::string(EngineKindName(kind));
+  if (kind == EngineKind::kThreads) {
     engine += StrCat(" (", options.engine_options.threads, " IO threads)");
   }
   node->description_ =

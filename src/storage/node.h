@@ -40,7 +40,7 @@ struct StorageNodeOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 0;  // 0: any (see listen_port())
   DeviceOptions device;
-  EngineKind engine = EngineKind::kThreads;
+  EngineKind engine = EngineKind::kAuto;
   EngineOptions engine_options;
   uint32_t block_bytes = 4096;           // power of two, 512..1MiB
   uint32_t queue_depth = 64;             // requests running at once per connection

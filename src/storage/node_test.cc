@@ -202,7 +202,8 @@ TEST_P(StorageNodeTest, HelloThenRoundTripsAndErrors) {
 INSTANTIATE_TEST_SUITE_P(
     All, StorageNodeTest,
     ::testing::Values(Case{EngineKind::kThreads, false}, Case{EngineKind::kThreads, true},
-                      Case{EngineKind::kUring, false}, Case{EngineKind::kNone, true}),
+                      Case{EngineKind::kUring, false}, Case{EngineKind::kInline, false},
+                      Case{EngineKind::kInline, true}, Case{EngineKind::kNone, true}),
     [](const auto& info) {
       return StrCat(EngineKindName(info.param.engine), info.param.ram ? "_ram" : "_file");
     });
