@@ -369,8 +369,8 @@ void AddTargetFlags(CLI::App* cmd, TargetFlags& t) {
   cmd->add_option("--local-size", t.local_size,
                   "--local: bytes of the file used (created or extended when shorter)")
       ->capture_default_str();
-  cmd->add_option("--engine", t.engine, "--local: IO engine, threads, uring, inline or none")
-      ->check(CLI::IsMember({"threads", "uring", "none"}))
+  cmd->add_option("--engine", t.engine, "--local: IO engine, auto, threads, uring, inline or none")
+      ->check(CLI::IsMember({"auto", "threads", "uring", "inline", "none"}))
       ->capture_default_str();
   cmd->add_option("--io-threads", t.io_threads, "--local: IO threads of the threads engine")
       ->check(CLI::Range(1u, 64u))

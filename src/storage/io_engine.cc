@@ -303,6 +303,7 @@ class UringEngine final : public IoEngine {
 
   ~UringEngine() override {
     if (ring_ok_) {
+      if (!unsubmitted_.empty()) io_uring_submit(&ring_);
       while (!pending_.empty()) {  // wait for the device before the buffers go
         io_uring_cqe* cqe = nullptr;
         if (io_uring_wait_cqe(&ring_, &cqe) < 0) break;
@@ -328,8 +329,8 @@ class UringEngine final : public IoEngine {
       return Status::Ok();
     }
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-    if (sqe == nullptr) {
-      io_uring_submit(&ring_);
+    if (sqe == nullptr) {  // the queue is full of this burst's: start them now
+      if (io_uring_submit(&ring_) >= 0) unsubmitted_.clear();
       sqe = io_uring_get_sqe(&ring_);
       if (sqe == nullptr) return ResourceExhausted("io_uring submission queue full");
     }
@@ -347,10 +348,7 @@ class UringEngine final : public IoEngine {
     const uint64_t id = next_id_++;
     io_uring_sqe_set_data64(sqe, id);
     pending_.emplace(id, r);
-    if (int rc = io_uring_submit(&ring_); rc < 0) {
-      pending_.erase(id);
-      return ErrnoStatus("io_uring_submit", -rc);
-    }
+    unsubmitted_.push_back(id);  // one io_uring_submit for the burst, at Reap
     return Status::Ok();
   }
 
@@ -358,6 +356,7 @@ class UringEngine final : public IoEngine {
     size_t n = ready_.size();
     for (auto& c : ready_) out.push_back(std::move(c));
     ready_.clear();
+    SubmitQueued(out, n);
     io_uring_cqe* cqe = nullptr;
     while (!pending_.empty() && io_uring_peek_cqe(&ring_, &cqe) == 0) {
       auto it = pending_.find(cqe->user_data);
@@ -375,6 +374,23 @@ class UringEngine final : public IoEngine {
   size_t in_flight() const override { return pending_.size() + ready_.size(); }
 
  private:
+  // Hands the queued submissions to the kernel in one call; if it refuses
+  // them, each fails as a completion (appended to `out`, counted in `n`).
+  void SubmitQueued(std::vector<IoCompletion>& out, size_t& n) {
+    if (unsubmitted_.empty()) return;
+    const int rc = io_uring_submit(&ring_);
+    if (rc < 0) {
+      for (uint64_t id : unsubmitted_) {
+        auto it = pending_.find(id);
+        if (it == pending_.end()) continue;
+        out.push_back({it->second.tag, ErrnoStatus("io_uring_submit", -rc)});
+        pending_.erase(it);
+        ++n;
+      }
+    }
+    unsubmitted_.clear();
+  }
+
   // A short transfer (rare on files) is finished synchronously.
   Status Finish(const IoRequest& r, int res) {
     if (res < 0) {
@@ -408,6 +424,7 @@ class UringEngine final : public IoEngine {
   std::atomic<bool> stop_{false};
   uint64_t next_id_ = 1;
   std::unordered_map<uint64_t, IoRequest> pending_;
+  std::vector<uint64_t> unsubmitted_;  // prepared, not yet handed to the kernel
   std::vector<IoCompletion> ready_;
 };
 

@@ -17,7 +17,8 @@
 //            worker is woken per burst, not per request, and `wake` is called
 //            once per batch of completions (the hand-offs cost more than the
 //            IO there).
-//   uring    io_uring (liburing): Submit and Reap on the polling thread; an
+//   uring    io_uring (liburing): Submit queues, Reap submits the burst and
+//            reaps, both on the polling thread; an
 //            eventfd registered with the ring is watched by a small thread that
 //            calls `wake` (the fabric has no way to add an fd to its wait set).
 //            On a RAM device the copy is done at Submit.
@@ -128,7 +129,9 @@ class IoEngine {
 
   virtual EngineKind kind() const = 0;
   // Starts one IO; never blocks on the device. The range is checked by the
-  // caller (the node). An error return means no completion will come.
+  // caller (the node). An error return means no completion will come. An
+  // engine may queue the IO until the next Reap (uring hands a burst to the
+  // kernel in one call there): callers Reap after a burst, before they wait.
   virtual Status Submit(const IoRequest& request) = 0;
   // Appends the completions that are ready; never blocks. Returns how many.
   virtual size_t Reap(std::vector<IoCompletion>& out) = 0;
