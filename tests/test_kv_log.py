@@ -43,6 +43,32 @@ def test_up_stop_and_up_again_shows_the_same_keys(tmp_path):
         stop_cluster(c)
 
 
+def test_a_node_refuses_logs_written_by_a_cluster_of_another_shape(tmp_path):
+    """A key's partition is its hash mod (nodes x partitions_per_node): logs written with
+    another count would be recovered into partitions nobody reads those keys from. The node
+    refuses to start, naming what to restore; restored, every key is back."""
+    c = Cluster("tcp", tmp_path, proxy=True)
+    try:
+        c.start()
+        write_some(c)
+        assert c.stop() == 0
+        layout = c.data_dir / "node-1" / "layout"
+        assert layout.read_text() == "rampart kv layout 1\nnodes 4\npartitions_per_node 1\n"
+        written = c.config.read_text()
+        last_node = written.rindex("[[nodes]]")
+        c.config.write_text(written[:last_node])  # 3 nodes: keys would hash mod 3, not 4
+        node = subprocess.run([str(RAMPART), "--config", str(c.config), "kv-node", "--id", "1"],
+                              capture_output=True, text=True, timeout=30)
+        assert node.returncode == 1, (node.stdout, node.stderr)
+        assert "written by a cluster of 4 nodes x 1 partitions" in node.stderr, node.stderr
+        assert "Start it with 4 [[nodes]] and kv.partitions_per_node = 1" in node.stderr, node.stderr
+        c.config.write_text(written)
+        c.start()
+        check_some(c)
+    finally:
+        stop_cluster(c)
+
+
 def test_kv_log_info_and_verify(tmp_path):
     c = Cluster("tcp", tmp_path, proxy=True)
     try:

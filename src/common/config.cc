@@ -50,6 +50,18 @@ constexpr std::string_view kVolumesKey = "volumes";
 constexpr std::string_view kProxiesKey = "proxies";
 constexpr std::string_view kDefaultOrigin = "<default>";
 
+// 127.0.0.0/8, "localhost", "::1": this machine only.
+bool IsLoopbackName(std::string_view host) {
+  return host == "localhost" || host.starts_with("127.") || host == "::1";
+}
+
+// The "auto" values a loaded configuration holds as numbers.
+void ResolveAuto(ClusterConfig& config) {
+  if (config.kv.partitions_per_node == KvConfig::kPartitionsAuto) {
+    config.kv.partitions_per_node = AutoPartitionsPerNode(config, UsableCores());
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Values
 
@@ -260,7 +272,11 @@ class Parser {
                               [](const auto& a, const auto& b) { return a.first < b.first; })
           ->second;
     }
-    Status st = config_internal::CheckClusterConfig(config);
+    // "auto" is checked as what it resolves to, and stays "auto" in a base
+    // that another file is parsed onto (its nodes may differ).
+    ClusterConfig resolved = config;
+    ResolveAuto(resolved);
+    Status st = config_internal::CheckClusterConfig(resolved);
     if (!st.ok()) return Status(st.code(), StrCat(origin_, ": ", st.message()));
     return Status::Ok();
   }
@@ -496,6 +512,7 @@ class Parser {
   std::vector<std::pair<uint64_t, Status>> errors_;  // (line << 32 | column, error)
 };
 
+// The file's settings over `config`; "auto" values stay unresolved.
 Result<ClusterConfig> ParseOnto(std::string_view text, std::string_view origin,
                                 ClusterConfig config) {
   toml::table root;
@@ -509,9 +526,20 @@ Result<ClusterConfig> ParseOnto(std::string_view text, std::string_view origin,
   return config;
 }
 
-const Result<ClusterConfig>& EmbeddedDefault() {
+// The embedded default with its "auto" values unresolved: the base of every
+// file.
+const Result<ClusterConfig>& EmbeddedBase() {
   static const Result<ClusterConfig> config =
       ParseOnto(DefaultClusterConfigText(), kDefaultOrigin, ClusterConfig{});
+  return config;
+}
+
+const Result<ClusterConfig>& EmbeddedDefault() {
+  static const Result<ClusterConfig> config = [] {
+    Result<ClusterConfig> base = EmbeddedBase();
+    if (base.ok()) ResolveAuto(*base);
+    return base;
+  }();
   return config;
 }
 
@@ -591,9 +619,19 @@ const NodeConfig* ClusterConfig::FindNode(uint32_t node_id) const {
 std::string_view DefaultClusterConfigText() { return kDefaultClusterToml; }
 
 Result<ClusterConfig> ParseClusterConfig(std::string_view toml_text, std::string_view origin) {
-  const Result<ClusterConfig>& base = EmbeddedDefault();
+  const Result<ClusterConfig>& base = EmbeddedBase();
   if (!base.ok()) return base.status().WithContext("embedded default configuration");
-  return ParseOnto(toml_text, origin, *base);
+  RAMPART_ASSIGN_OR_RETURN(ClusterConfig config, ParseOnto(toml_text, origin, *base));
+  ResolveAuto(config);
+  return config;
+}
+
+uint32_t AutoPartitionsPerNode(const ClusterConfig& config, uint32_t cores) {
+  for (const std::string& host : config.Hosts()) {
+    if (!IsLoopbackName(host)) return kAcrossHostsPartitions;
+  }
+  const uint64_t nodes = std::max<uint64_t>(config.nodes.size(), 1);
+  return static_cast<uint32_t>(std::clamp<uint64_t>(cores / (2 * nodes), 1, kMaxAutoPartitions));
 }
 
 Result<ClusterConfig> LoadClusterConfig(const std::string& path) {
@@ -628,8 +666,7 @@ std::string EffectiveNetDevices(const ClusterConfig& config) {
   if (value == "all") return "";
   if (value != "auto") return value;
   for (const std::string& host : config.Hosts()) {
-    const bool loopback = host == "localhost" || host.starts_with("127.") || host == "::1";
-    if (!loopback) return "";
+    if (!IsLoopbackName(host)) return "";
   }
   return "lo";
 }

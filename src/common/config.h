@@ -69,8 +69,11 @@ struct TransportConfig {
 
 // [kv]: the kv-node's partitions (src/kv).
 struct KvConfig {
-  // Partitions (threads, ports node.port + 0..n-1) per node, 1..256. Default: 2.
-  uint32_t partitions_per_node = 2;
+  // Partitions (threads, ports node.port + 0..n-1) per node, 1..256.
+  // kPartitionsAuto ("auto", the default) is resolved when the file is
+  // loaded (AutoPartitionsPerNode); a loaded ClusterConfig holds a number.
+  static constexpr uint32_t kPartitionsAuto = 0xFFFF'FFFF;
+  uint32_t partitions_per_node = kPartitionsAuto;
   // First extent of each partition's version store, 1MiB..1TiB; the store
   // grows by more extents (kv/arena.h). Default: 64MiB.
   uint64_t arena_bytes = 64 * kMiB;
@@ -332,6 +335,16 @@ Result<ClusterConfig> ParseClusterConfig(std::string_view toml_text, std::string
 // thread its latency (docs/configuration.md, "How the defaults are chosen").
 // A number of spin_us is returned as it is.
 inline constexpr uint32_t kAutoSpinMicros = 50;
+// kv.partitions_per_node = "auto": when every host of the file is a loopback
+// address (the whole cluster and its clients on this machine, so every
+// process computes the same number) cores / (2 x nodes), at least 1 and at
+// most kMaxAutoPartitions — half the cores for partition threads, the rest for
+// the proxy's workers and the clients; for a cluster over several machines
+// kAcrossHostsPartitions, the same on every machine whatever its cores (the
+// partition count is the hash ring's: all processes must agree on it).
+inline constexpr uint32_t kMaxAutoPartitions = 8;
+inline constexpr uint32_t kAcrossHostsPartitions = 2;
+uint32_t AutoPartitionsPerNode(const ClusterConfig& config, uint32_t cores);
 uint32_t EffectiveSpinMicros(const ClusterConfig& config, uint32_t cores);
 // The cores this process may run on (its CPU affinity mask), at least 1.
 uint32_t UsableCores();

@@ -49,7 +49,7 @@ TEST(ConfigProxiesTest, BadEntriesAreRefused) {
   EXPECT_EQ(ErrorOf("[[proxies]]\nid = 3\nhost = \"h\"\nport = 1\n"
                     "[[proxies]]\nid = 3\nhost = \"h\"\nport = 2\n"),
             "c.toml:6:6: proxies[1].id 3 is already the id of proxies[0]");
-  EXPECT_EQ(ErrorOf("[[proxies]]\nid = 0\nhost = \"127.0.0.1\"\nport = 7011\n"),
+  EXPECT_EQ(ErrorOf("kv.partitions_per_node = 2\n[[proxies]]\nid = 0\nhost = \"127.0.0.1\"\nport = 7011\n"),
             "c.toml: proxies[id 0] 127.0.0.1:7011 is one of nodes[1] ports 7010..7011 on "
             "127.0.0.1 (each node uses kv.partitions_per_node = 2 ports from its port)");
 }
@@ -127,6 +127,49 @@ TEST(ConfigNetDevicesTest, AutoIsLoopbackOnlyForALoopbackCluster) {
   EXPECT_EQ(EffectiveNetDevices(config), "");
   config = ParseOk("transport.ucx.net_devices = \"eth1,mlx5_0:1\"\n" + std::string(kTwoHosts));
   EXPECT_EQ(EffectiveNetDevices(config), "eth1,mlx5_0:1");
+}
+
+}  // namespace
+}  // namespace rampart
+
+namespace rampart {
+namespace {
+
+using config_test::ParseOk;
+
+ClusterConfig NodesOn(const std::string& host, int nodes) {
+  std::string text;
+  for (int i = 0; i < nodes; ++i) {
+    text += StrCat("[[nodes]]\nid = ", i, "\nhost = \"", host, "\"\nport = ", 7000 + 10 * i, "\n");
+  }
+  text += StrCat("[proxy]\nhost = \"", host, "\"\n");
+  return ParseOk(text);
+}
+
+TEST(ConfigAutoPartitionsTest, OnOneMachineHalfTheCoresOverTheNodes) {
+  const ClusterConfig four = NodesOn("127.0.0.1", 4);
+  EXPECT_EQ(AutoPartitionsPerNode(four, 1), 1u);
+  EXPECT_EQ(AutoPartitionsPerNode(four, 2), 1u);  // this laptop-sized VM
+  EXPECT_EQ(AutoPartitionsPerNode(four, 16), 2u);
+  EXPECT_EQ(AutoPartitionsPerNode(four, 512), kMaxAutoPartitions);
+  EXPECT_EQ(AutoPartitionsPerNode(NodesOn("localhost", 1), 8), 4u);
+}
+
+TEST(ConfigAutoPartitionsTest, AcrossMachinesTheSameEverywhere) {
+  const ClusterConfig remote = NodesOn("10.0.0.5", 2);
+  EXPECT_EQ(AutoPartitionsPerNode(remote, 2), kAcrossHostsPartitions);
+  EXPECT_EQ(AutoPartitionsPerNode(remote, 64), kAcrossHostsPartitions);
+}
+
+TEST(ConfigAutoPartitionsTest, ResolvedForTheFilesOwnNodes) {
+  // The embedded default's 4 nodes do not decide a file with 1 node.
+  const ClusterConfig one = NodesOn("127.0.0.1", 1);
+  EXPECT_EQ(one.kv.partitions_per_node, AutoPartitionsPerNode(one, UsableCores()));
+  EXPECT_EQ(NodesOn("10.0.0.5", 1).kv.partitions_per_node, kAcrossHostsPartitions);
+  // A number stays as written.
+  EXPECT_EQ(ParseOk("kv.partitions_per_node = 3\n").kv.partitions_per_node, 3u);
+  // `config show` prints the number, which reads back the same.
+  EXPECT_EQ(ParseOk(FormatClusterConfig(one)), one);
 }
 
 }  // namespace

@@ -127,9 +127,13 @@ const Setting<ClusterConfig> kClusterSettings[] = {
      .kind = Kind::kInteger,
      .field = RAMPART_FIELD(ClusterConfig, kv.partitions_per_node),
      .doc = "Partitions each node serves, one thread each; partition slot `s` of a node listens "
-            "on the node's port + `s`.",
+            "on the node's port + `s`. `auto`: when every host is a loopback address, the "
+            "machine's cores / (2 x nodes), 1..8; across machines 2. Fixed once data is "
+            "written: a node refuses to start on a data directory holding partitions it would "
+            "no longer serve.",
      .min = 1,
-     .max = 256},
+     .max = 256,
+     .auto_value = KvConfig::kPartitionsAuto},
     {.key = "kv.arena_bytes",
      .kind = Kind::kSize,
      .field = RAMPART_FIELD(ClusterConfig, kv.arena_bytes),

@@ -71,7 +71,10 @@ TEST(ConfigTest, DefaultParses) {
 TEST(ConfigTest, StructDefaultsMatchDefaultToml) {
   Result<ClusterConfig> config = LoadClusterConfig("");
   ASSERT_TRUE(config.ok());
-  const ClusterConfig defaults;
+  ClusterConfig defaults;
+  // "auto" is loaded as what it resolves to on this machine.
+  EXPECT_EQ(defaults.kv.partitions_per_node, KvConfig::kPartitionsAuto);
+  defaults.kv.partitions_per_node = AutoPartitionsPerNode(*config, UsableCores());
   EXPECT_EQ(config->name, defaults.name);
   EXPECT_EQ(config->transport, defaults.transport)
       << "a field default in config.h differs from config/default.toml";
@@ -401,15 +404,16 @@ TEST(ConfigErrorTest, ProxyReplicasAtMostTheNodes) {
 }
 
 TEST(ConfigErrorTest, ProxyPortIsNotANodesPort) {
-  // Default nodes: 127.0.0.1 ports 7000..7001, 7010..7011, 7020..7021, 7030..7031.
-  EXPECT_EQ(ErrorOf("proxy.port = 7000\n"),
+  // Default nodes: 127.0.0.1 ports 7000..7001, 7010..7011, 7020..7021, 7030..7031
+  // with 2 partitions each.
+  EXPECT_EQ(ErrorOf("proxy.port = 7000\nkv.partitions_per_node = 2\n"),
             "c.toml: proxy.host:proxy.port 127.0.0.1:7000 is one of nodes[0] ports 7000..7001 on "
             "127.0.0.1 (each node uses kv.partitions_per_node = 2 ports from its port)");
-  EXPECT_EQ(ErrorOf("proxy.port = 7031\n"),
+  EXPECT_EQ(ErrorOf("proxy.port = 7031\nkv.partitions_per_node = 2\n"),
             "c.toml: proxy.host:proxy.port 127.0.0.1:7031 is one of nodes[3] ports 7030..7031 on "
             "127.0.0.1 (each node uses kv.partitions_per_node = 2 ports from its port)");
-  EXPECT_EQ(ErrorOf("proxy.port = 7002\n"), "OK");   // between two nodes' ranges
-  EXPECT_EQ(ErrorOf("proxy.port = 7032\n"), "OK");
+  EXPECT_EQ(ErrorOf("proxy.port = 7002\nkv.partitions_per_node = 2\n"), "OK");  // between
+  EXPECT_EQ(ErrorOf("proxy.port = 7032\nkv.partitions_per_node = 2\n"), "OK");
   EXPECT_EQ(ErrorOf("proxy.port = 7001\nkv.partitions_per_node = 1\n"), "OK");
   EXPECT_EQ(ErrorOf("proxy.port = 7013\nkv.partitions_per_node = 4\n"),
             "c.toml: proxy.host:proxy.port 127.0.0.1:7013 is one of nodes[1] ports 7010..7013 on "

@@ -2,7 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace rampart::kv {
 
@@ -12,6 +19,102 @@ uint64_t LogSegmentBytes(const ClusterConfig& config) {
 
 std::string PartitionLogDir(const std::string& data_dir, uint32_t node_id, uint32_t partition) {
   return StrCat(data_dir, "/node-", node_id, "/partition-", partition);
+}
+
+namespace {
+
+// A partition directory holding files for a partition not in `serving`.
+Status CheckPartitionDirs(const std::filesystem::path& node_dir, uint32_t node_id,
+                          const std::vector<uint32_t>& serving, uint32_t nodes,
+                          uint32_t partitions_per_node) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(node_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const std::string_view digits = std::string_view(name).substr(std::min<size_t>(name.size(), 10));
+    uint32_t partition = 0;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), partition);
+    if (!name.starts_with("partition-") || !entry.is_directory(ec) || digits.empty() ||
+        error != std::errc() || end != digits.data() + digits.size()) {
+      continue;
+    }
+    if (std::find(serving.begin(), serving.end(), partition) != serving.end()) continue;
+    if (fs::is_empty(entry.path(), ec)) continue;  // nothing was ever logged there
+    std::string now;
+    for (uint32_t p : serving) now += StrCat(now.empty() ? "" : ",", p);
+    return FailedPrecondition(
+        "node ", node_id, ": ", entry.path().string(), " holds the log of partition ", partition,
+        ", which this node does not serve with kv.partitions_per_node = ", partitions_per_node,
+        " and ", nodes, " nodes (it serves ", now, "): its keys would be left unread. Start it "
+        "with the kv.partitions_per_node and [[nodes]] the data was written with (partition ",
+        partition, " of ", nodes, " nodes needs kv.partitions_per_node >= ",
+        partition / std::max(nodes, 1u) + 1, "), or move the directory away");
+  }
+  if (ec) return ErrnoStatus(StrCat("listing ", node_dir.string()), ec.value());
+  return Status::Ok();
+}
+
+constexpr std::string_view kLayoutMagic = "rampart kv layout 1";
+
+std::string LayoutText(uint32_t nodes, uint32_t partitions_per_node) {
+  return StrCat(kLayoutMagic, "\nnodes ", nodes, "\npartitions_per_node ", partitions_per_node, "\n");
+}
+
+// Writes `text` to `path` through a temporary file, synced and renamed.
+Status WriteFileAtomically(const std::filesystem::path& path, const std::string& text) {
+  const std::string tmp = path.string() + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus(StrCat("creating ", tmp), errno);
+  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+                  ::fsync(fd) == 0;
+  const int err = errno;
+  ::close(fd);
+  if (!ok) return ErrnoStatus(StrCat("writing ", tmp), err);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return ErrnoStatus(StrCat("renaming ", tmp), errno);
+  const int dir = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    (void)::fsync(dir);
+    ::close(dir);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckDataLayout(const std::string& data_dir, uint32_t node_id,
+                       const std::vector<uint32_t>& serving, uint32_t nodes,
+                       uint32_t partitions_per_node) {
+  namespace fs = std::filesystem;
+  const fs::path node_dir = StrCat(data_dir, "/node-", node_id);
+  const fs::path layout = node_dir / "layout";
+  std::error_code ec;
+  const std::string want = LayoutText(nodes, partitions_per_node);
+  if (std::ifstream in(layout); in) {
+    std::stringstream text;
+    text << in.rdbuf();
+    if (text.str() == want) return Status::Ok();
+    uint32_t was_nodes = 0, was_per_node = 0;
+    std::string magic;
+    std::getline(text.seekg(0), magic);
+    std::string word_nodes, word_per_node;
+    text >> word_nodes >> was_nodes >> word_per_node >> was_per_node;
+    if (magic != kLayoutMagic || word_nodes != "nodes" || word_per_node != "partitions_per_node") {
+      return Corruption(layout.string(), ": not a layout file of this version (expected \"",
+                        kLayoutMagic, "\" and two lines: nodes N, partitions_per_node P)");
+    }
+    return FailedPrecondition(
+        "node ", node_id, ": the logs in ", node_dir.string(), " were written by a cluster of ",
+        was_nodes, " nodes x ", was_per_node, " partitions (", layout.string(),
+        "), this configuration has ", nodes, " x ", partitions_per_node,
+        ": every key would be looked for in another partition. Start it with ", was_nodes,
+        " [[nodes]] and kv.partitions_per_node = ", was_per_node);
+  }
+  if (fs::is_directory(node_dir, ec)) {
+    RAMPART_RETURN_IF_ERROR(CheckPartitionDirs(node_dir, node_id, serving, nodes, partitions_per_node));
+  } else if (!fs::create_directories(node_dir, ec) && ec) {
+    return ErrnoStatus(StrCat("creating ", node_dir.string()), ec.value());
+  }
+  return WriteFileAtomically(layout, want);
 }
 
 DurabilityOptions DurabilityOptionsFromConfig(const ClusterConfig& config, uint32_t node_id,

@@ -86,6 +86,18 @@ DurabilityOptions DurabilityOptionsFromConfig(const ClusterConfig& config, uint3
                                               const std::string& data_dir);
 // Where node `node_id`'s partition `partition` keeps a "dir" log.
 std::string PartitionLogDir(const std::string& data_dir, uint32_t node_id, uint32_t partition);
+// kv.log = "dir": whether node `node_id`'s logs under <data_dir>/node-<id>
+// were written by a cluster of this shape. A key's partition is its hash mod
+// (nodes x partitions_per_node), so logs written with another count hold
+// keys this cluster would look for elsewhere and never find. Refused
+// (FailedPrecondition, naming the directory and the settings to restore):
+// a `layout` file (docs/log_format.md) with another shape, and a partition
+// directory holding files for a partition the node does not serve
+// (`serving`). Otherwise the layout file is written when missing (a new
+// directory, or one from before layout files), and Ok.
+Status CheckDataLayout(const std::string& data_dir, uint32_t node_id,
+                       const std::vector<uint32_t>& serving, uint32_t nodes,
+                       uint32_t partitions_per_node);
 
 class DurablePartition {
  public:

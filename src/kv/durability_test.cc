@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <random>
 
 #include "kv/protocol.h"
@@ -236,6 +239,54 @@ TEST(LogSyncerTest, SyncsEveryWriterEveryInterval) {
     syncer.Remove(&w);
   }
   EXPECT_EQ(w.durable_lsn(), w.committed_lsn());
+}
+
+// The shape a node's logs were written with is kept in <node dir>/layout; a
+// configuration of another shape is refused, naming it, and so is a
+// directory from before layout files holding the log of a partition the node
+// no longer serves. Empty partition directories and the node's own are fine.
+TEST(DataLayoutTest, LogsOfAnotherShapeAreRefused) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / StrCat("rampart-layout-", getpid());
+  fs::remove_all(dir);
+  // A new directory: created, with its layout (4 nodes x 2: node 1 serves 1 and 5).
+  ASSERT_TRUE(CheckDataLayout(dir.string(), 1, {1, 5}, 4, 2).ok());
+  std::ifstream in(dir / "node-1" / "layout");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "rampart kv layout 1\nnodes 4\npartitions_per_node 2\n");
+  EXPECT_TRUE(CheckDataLayout(dir.string(), 1, {1, 5}, 4, 2).ok());  // the same again
+  Status refused = CheckDataLayout(dir.string(), 1, {1, 5, 9}, 4, 3);  // more partitions
+  EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.message().find("kv.partitions_per_node = 2"), std::string::npos)
+      << refused.ToString();
+  refused = CheckDataLayout(dir.string(), 1, {1, 6}, 5, 2);  // another node count
+  EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.message().find("written by a cluster of 4 nodes x 2"), std::string::npos)
+      << refused.ToString();
+  std::ofstream(dir / "node-1" / "layout") << "something else\n";
+  EXPECT_EQ(CheckDataLayout(dir.string(), 1, {1, 5}, 4, 2).code(), StatusCode::kCorruption);
+
+  // A directory from before layout files, with logs of partitions 1 and 5.
+  fs::remove(dir / "node-1" / "layout");
+  for (uint32_t p : {1u, 5u}) {
+    fs::create_directories(PartitionLogDir(dir.string(), 1, p));
+    std::ofstream(PartitionLogDir(dir.string(), 1, p) + "/segment-0") << "x";
+  }
+  fs::create_directories(PartitionLogDir(dir.string(), 1, 9));  // empty: never logged
+  fs::create_directories(dir / "node-1" / "partition-x");      // not a partition's
+  // Now 1 partition per node: node 1 serves only 1, partition 5's keys are orphaned.
+  refused = CheckDataLayout(dir.string(), 1, {1}, 4, 1);
+  EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.message().find(PartitionLogDir(dir.string(), 1, 5)), std::string::npos)
+      << refused.ToString();
+  EXPECT_NE(refused.message().find("kv.partitions_per_node >= 2"), std::string::npos)
+      << refused.ToString();
+  EXPECT_FALSE(fs::exists(dir / "node-1" / "layout"));  // nothing written when refused
+  // With the shape it was written with it starts, and the layout is recorded.
+  EXPECT_TRUE(CheckDataLayout(dir.string(), 1, {1, 5}, 4, 2).ok());
+  EXPECT_TRUE(fs::exists(dir / "node-1" / "layout"));
+  fs::remove_all(dir);
 }
 
 }  // namespace
