@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # The proxy issue's side-by-side benchmark (issue 5, "Benchmark"): in one run on
 # 127.0.0.1, one system at a time (never two loaded at once),
+#   rampart-default  `rampart up` on the embedded default configuration (what
+#                  `make run` starts), only its ports and kv.data_dir (under
+#                  DATA_DIR) changed: every "auto" setting, redo logs in files,
+#                  kv.sync = interval
 #   rampart-agg    `rampart up`: 4 kv-nodes x 1 partition + the Redis proxy,
 #                  aggregation on
 #   rampart-noagg  the same, aggregation off
@@ -68,7 +72,7 @@ pipelines=(1 16)
 
 case "$backend" in ucx|tcp) ;; *) echo "proxy.sh: BACKEND must be ucx or tcp" >&2; exit 2 ;; esac
 for s in $systems; do
-  case "$s" in rampart-agg|rampart-noagg|twemproxy|redis|rampart-dir-interval|rampart-dir-always|\
+  case "$s" in rampart-default|rampart-agg|rampart-noagg|twemproxy|redis|rampart-dir-interval|rampart-dir-always|\
     rampart-volume-always|redis-aof-everysec|redis-aof-always) ;;
     *) echo "proxy.sh: unknown system $s in SYSTEMS" >&2; exit 2 ;; esac
 done
@@ -185,8 +189,14 @@ storage_settings() {  # PORT0 PORT1 PORT2
 start_system_rampart() {  # on|off [LOG MODE]; retried: a port can be taken between check and bind
   local agg=$1 mode=${2:-none} cfg="$tmp/rampart-$1-${2:-none}.toml" attempt id p i
   for attempt in 1 2 3; do
-    read -r -a p <<< "$(nodes=8 partitions=1 free_ports)"
-    {
+    read -r -a p <<< "$(nodes=8 partitions=8 free_ports)"
+    if [ "$mode" = default ]; then
+      rm -rf "$data_root/rampart" && mkdir -p "$data_root/rampart"
+      {
+        printf '[kv]\ndata_dir = "%s"\n[proxy]\nport = %d\n' "$data_root/rampart" "${p[4]}"
+        for id in 0 1 2 3; do printf '[[nodes]]\nid = %d\nhost = "127.0.0.1"\nport = %d\n' "$id" "${p[$id]}"; done
+      } > "$cfg"
+    else {
       printf '[cluster]\nname = "proxy-bench"\n[transport]\nbackend = "%s"\nspin_us = 0\n' "$backend"
       [[ "$mode" == volume-* ]] && printf 'max_message_size = "8MiB"\n'
       printf '[kv]\npartitions_per_node = 1\narena_bytes = "256MiB"\ngrace_ms = 2000\n'
@@ -198,6 +208,7 @@ start_system_rampart() {  # on|off [LOG MODE]; retried: a port can be taken betw
       done
       if [[ "$mode" == volume-* ]]; then storage_settings "${p[5]}" "${p[6]}" "${p[7]}"; fi
     } > "$cfg"
+    fi
     : > "$tmp/up.log"
     "$tmp/rampart" --config "$cfg" up > "$tmp/up.log" 2>&1 &
     started_pid up
@@ -229,6 +240,7 @@ start_system() {  # SYSTEM
     redis) start_system_redis ;;
     redis-aof-*) start_system_redis "${1#redis-aof-}" ;;
     twemproxy) start_system_twemproxy ;;
+    rampart-default) start_system_rampart on default ;;
     rampart-agg) start_system_rampart on ;;
     rampart-noagg) start_system_rampart off ;;
     rampart-*) start_system_rampart on "${1#rampart-}" ;;
