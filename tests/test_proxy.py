@@ -20,7 +20,7 @@ import time
 import pytest
 import redis
 
-from conftest import REDIS_PASSWORD
+from conftest import REDIS_PASSWORD, Cluster, stop_cluster
 from proxy_helpers import (Raw, RespError, client, encode, java_double, java_hash,  # noqa: F401
                            key, pairs, r, rb, ucx_too)
 
@@ -190,6 +190,36 @@ def test_info(r, redis_target, key):
         assert "db0:keys=" in keyspace, keyspace
         server = c.call("INFO", "server").decode()
         assert "# Server" in server and "# Keyspace" not in server
+
+
+def test_info_counts_the_read_paths(tmp_path):
+    """INFO stats counts the keys read one-sidedly (client.get = "auto": GET* for partitions on
+    this host, here over UCX shared memory) and those that fell back to an rpc GET; every key a
+    GET reads is one of the two, and once the worker has the addresses (its first GETs bring
+    them) the reads are one-sided."""
+    c = Cluster("ucx", tmp_path, proxy=True)
+    try:
+        c.start()
+        r = redis.Redis(host=c.proxy["host"], port=c.proxy["port"], socket_timeout=10,
+                        decode_responses=True)
+
+        def counters():
+            info = r.info("stats")
+            return info["rampart_one_sided_reads"], info["rampart_one_sided_fallbacks"]
+        keys = [f"k{i}" for i in range(20)]
+        for k in keys:
+            r.set(k, "v")
+        reads0, fallbacks0 = counters()
+        for _ in range(3):
+            for k in keys:
+                assert r.get(k) == "v"
+        reads, fallbacks = counters()
+        assert (reads - reads0) + (fallbacks - fallbacks0) == 60, (reads0, fallbacks0, reads,
+                                                                   fallbacks)
+        assert reads - reads0 >= 40, (reads0, reads)
+        assert "rampart_ramp_repair_rounds" in r.info("stats")
+    finally:
+        stop_cluster(c)
 
 
 def test_dbsize_on_a_fresh_target(fresh_target):

@@ -46,6 +46,7 @@ Result<std::unique_ptr<Proxy>> Proxy::Start(const ClusterConfig& config,
   if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
   shared.worker_count = n;
   shared.waiting_for_locks = std::make_unique<std::atomic<bool>[]>(n);
+  shared.read_paths = std::make_unique<SharedState::ReadPath[]>(n);
 
   txn::ClientOptions options = client;
   options.isolation = pc.isolation == "ramp" ? txn::Isolation::kRamp : txn::Isolation::kNone;

@@ -74,6 +74,14 @@ struct SharedState {
   // held its lock. The worker that unlocks pokes it (wake_fds) instead of
   // letting it look again in a millisecond (sized before the workers run).
   std::unique_ptr<std::atomic<bool>[]> waiting_for_locks;
+  // Per worker: its txn::Client's read-path counters, published after each
+  // turn for INFO (the client itself belongs to the worker's thread).
+  struct ReadPath {
+    std::atomic<uint64_t> slot_reads{0};     // GET* reads accepted
+    std::atomic<uint64_t> slot_fallbacks{0};  // GET* refused or without an address: GET
+    std::atomic<uint64_t> repair_rounds{0};   // RAMP reads that needed a second round
+  };
+  std::unique_ptr<ReadPath[]> read_paths;
   // Blocked clients are served first come, first served (as Redis does):
   // per lock slot, its waiters in the order they first parked, each with
   // the slot's write epoch it last ran at. A woken waiter runs only when
@@ -172,6 +180,8 @@ class Worker {
   // Pokes the workers waiting for a lock (SharedState::waiting_for_locks),
   // after this worker unlocked.
   void WakeLockWaiters();
+  // Copies the client's read-path counters to SharedState::read_paths.
+  void PublishReadPath();
   void Unpark(Session& s);
   // The waiter queues (SharedState::waiters): join or update them at a park,
   // leave them when the blocking command is done, and whether a woken

@@ -313,6 +313,12 @@ std::string Worker::Info(std::string_view section, std::optional<uint64_t> keys,
   if (want("stats")) {
     const uint64_t turns = shared_.turns.load();
     const uint64_t txns = shared_.backend_transactions.load();
+    uint64_t slot_reads = 0, slot_fallbacks = 0, repair_rounds = 0;
+    for (uint32_t w = 0; w < shared_.worker_count; ++w) {
+      slot_reads += shared_.read_paths[w].slot_reads.load(std::memory_order_relaxed);
+      slot_fallbacks += shared_.read_paths[w].slot_fallbacks.load(std::memory_order_relaxed);
+      repair_rounds += shared_.read_paths[w].repair_rounds.load(std::memory_order_relaxed);
+    }
     text += StrCat(
         "# Stats\r\ntotal_connections_received:", shared_.connections_received.load(),
         "\r\ntotal_commands_processed:", shared_.commands.load(),
@@ -327,6 +333,9 @@ std::string Worker::Info(std::string_view section, std::optional<uint64_t> keys,
         "\r\nrampart_joined_commands:", shared_.joined.load(),
         "\r\nrampart_extra_read_rounds:", shared_.read_rounds.load(),
         "\r\nrampart_failovers:", shared_.failovers.load(),
+        "\r\nrampart_one_sided_reads:", slot_reads,
+        "\r\nrampart_one_sided_fallbacks:", slot_fallbacks,
+        "\r\nrampart_ramp_repair_rounds:", repair_rounds,
         "\r\nrampart_unreachable_partitions:", client_->unreachable_partitions(),
         "\r\nrampart_backend_errors:", shared_.backend_errors.load(), "\r\n\r\n");
   }

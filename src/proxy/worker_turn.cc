@@ -11,6 +11,7 @@ void Worker::Turn() {
   std::vector<Job> jobs = TakeJobs();
   if (jobs.empty()) return;
   RunJobs(jobs);
+  PublishReadPath();
   for (Job& j : jobs) {
     if (j.kind == Job::Kind::kParked) continue;  // RunJobs parked it
     j.session->park_started = false;
@@ -18,6 +19,14 @@ void Worker::Turn() {
     j.session->out += j.reply;
     for (Job& f : j.followers) f.session->out += f.reply;
   }
+}
+
+void Worker::PublishReadPath() {
+  const txn::Client::Stats st = client_->stats();
+  SharedState::ReadPath& mine = shared_.read_paths[index_];
+  mine.slot_reads.store(st.slot_reads, std::memory_order_relaxed);
+  mine.slot_fallbacks.store(st.slot_rejects + st.cache_misses, std::memory_order_relaxed);
+  mine.repair_rounds.store(st.repair_rounds, std::memory_order_relaxed);
 }
 
 std::string Worker::BackendError(const Status& status) {
