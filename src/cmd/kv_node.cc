@@ -20,7 +20,6 @@
 #include "cmd/volume_log.h"
 #include "kv/durability.h"
 #include "kv/node.h"
-#include "kv/placement.h"
 #include "transport/transport.h"
 #include "wal/segment_store.h"
 
@@ -93,14 +92,8 @@ void RegisterKvNodeCommand(CLI::App& app, CommandContext& ctx) {
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
     const uint32_t node_id = static_cast<uint32_t>(*id);
-    if (config.kv.log == "dir") {
-      auto placement = kv::Placement::Create(config.nodes, config.kv.partitions_per_node);
-      if (!placement.ok()) return ReportFailure(placement.status());
-      const std::string dir = data_dir->empty() ? config.kv.data_dir : *data_dir;
-      Status layout = kv::CheckDataLayout(
-          dir, node_id, placement->PartitionsOfNode(node_id),
-          static_cast<uint32_t>(config.nodes.size()), config.kv.partitions_per_node);
-      if (!layout.ok()) return ReportFailure(layout);
+    if (Status layout = kv::CheckDataLayoutOf(config, node_id, *data_dir); !layout.ok()) {
+      return ReportFailure(layout);
     }
     kv::KvNodeOptions options;
     options.durability = kv::DurabilityOptionsFromConfig(config, node_id, *data_dir);

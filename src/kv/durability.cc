@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "kv/placement.h"
+
 namespace rampart::kv {
 
 uint64_t LogSegmentBytes(const ClusterConfig& config) {
@@ -117,6 +119,25 @@ Status CheckDataLayout(const std::string& data_dir, uint32_t node_id,
   return WriteFileAtomically(layout, want);
 }
 
+namespace {
+
+// Where kv.log = "dir" keeps the logs: `data_dir` (--data-dir), else kv.data_dir.
+std::string LogRoot(const ClusterConfig& config, const std::string& data_dir) {
+  return data_dir.empty() ? config.kv.data_dir : data_dir;
+}
+
+}  // namespace
+
+Status CheckDataLayoutOf(const ClusterConfig& config, uint32_t node_id,
+                         const std::string& data_dir) {
+  if (config.kv.log != "dir") return Status::Ok();
+  RAMPART_ASSIGN_OR_RETURN(Placement placement,
+                           Placement::Create(config.nodes, config.kv.partitions_per_node));
+  return CheckDataLayout(LogRoot(config, data_dir), node_id, placement.PartitionsOfNode(node_id),
+                         static_cast<uint32_t>(config.nodes.size()),
+                         config.kv.partitions_per_node);
+}
+
 DurabilityOptions DurabilityOptionsFromConfig(const ClusterConfig& config, uint32_t node_id,
                                               const std::string& data_dir) {
   DurabilityOptions o;
@@ -125,7 +146,7 @@ DurabilityOptions DurabilityOptionsFromConfig(const ClusterConfig& config, uint3
   o.checkpoint_log_bytes = config.kv.checkpoint_log_bytes;
   o.checkpoint_age = std::chrono::seconds(config.kv.checkpoint_age_s);
   if (config.kv.log == "dir") {
-    const std::string dir = data_dir.empty() ? config.kv.data_dir : data_dir;
+    const std::string dir = LogRoot(config, data_dir);
     const uint64_t segment_bytes = LogSegmentBytes(config);
     o.open_store = [dir, node_id, segment_bytes](uint32_t partition)
         -> Result<std::unique_ptr<wal::SegmentStore>> {

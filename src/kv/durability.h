@@ -98,6 +98,10 @@ std::string PartitionLogDir(const std::string& data_dir, uint32_t node_id, uint3
 Status CheckDataLayout(const std::string& data_dir, uint32_t node_id,
                        const std::vector<uint32_t>& serving, uint32_t nodes,
                        uint32_t partitions_per_node);
+// CheckDataLayout for node `node_id` of `config` when kv.log = "dir" (its
+// log directory as DurabilityOptionsFromConfig finds it); Ok otherwise.
+Status CheckDataLayoutOf(const ClusterConfig& config, uint32_t node_id,
+                         const std::string& data_dir);
 
 class DurablePartition {
  public:

@@ -127,8 +127,8 @@ Result<EngineKind> ParseEngineKind(std::string_view name) {
   if (name == "inline") return EngineKind::kInline;
   if (name == "auto") return EngineKind::kAuto;
   if (name == "none") return EngineKind::kNone;
-  return InvalidArgument("storage engine must be \"threads\", \"uring\", \"inline\", \"auto\" or \"none\", got \"",
-                         name, "\"");
+  return InvalidArgument("storage engine must be \"threads\", \"uring\", \"inline\", "
+                         "\"auto\" or \"none\", got \"", name, "\"");
 }
 
 std::string_view EngineKindName(EngineKind kind) {

@@ -92,11 +92,18 @@ Client::Impl::Impl(ClientOptions options, kv::Placement placement,
       addresses_(std::max<size_t>(options_.address_cache_entries, 1)),
       health_(placement_.partition_count()),
       one_sided_(placement_.partition_count(), false) {
+  const bool auto_local = options_.get_mode == GetMode::kAuto &&
+                          fabric_->backend() == transport::Backend::kUcx;
+  std::map<std::string, bool, std::less<>> local;  // by host: IsLocalHost, resolved once
   for (uint32_t p = 0; p < one_sided_.size(); ++p) {
-    const bool ucx = fabric_->backend() == transport::Backend::kUcx;
-    one_sided_[p] = options_.get_mode == GetMode::kRead ||
-                    (options_.get_mode == GetMode::kAuto && ucx &&
-                     IsLocalHost(placement_.Address(p).host));
+    bool on_this_host = false;
+    if (auto_local) {
+      const std::string& host = placement_.Address(p).host;
+      auto it = local.find(host);
+      if (it == local.end()) it = local.emplace(host, IsLocalHost(host)).first;
+      on_this_host = it->second;
+    }
+    one_sided_[p] = options_.get_mode == GetMode::kRead || on_this_host;
     any_one_sided_ = any_one_sided_ || one_sided_[p];
   }
   fabric_->SetMessageHandler(
@@ -559,7 +566,7 @@ Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
     return InvalidArgument("client options: request_timeout must be positive");
   }
   if (options.fabric.backend != transport::Backend::kUcx) {
-    if (options.get_mode != GetMode::kRpc && options.get_mode != GetMode::kAuto) {
+    if (GetModeNeedsUcx(options.get_mode)) {
       return InvalidArgument("client options: get mode ", GetModeName(options.get_mode),
                              " needs the ucx transport (tcp has no one-sided operations); "
                              "use get mode rpc");

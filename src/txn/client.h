@@ -59,6 +59,8 @@ Result<Isolation> ParseIsolation(std::string_view name);
 // kRing and kRead need the ucx backend.
 enum class GetMode { kRpc, kRing, kRead, kAuto };
 std::string_view GetModeName(GetMode mode);  // "rpc" | "ring" | "read" | "auto"
+// kRing and kRead (auto reads with rpc where there is no ucx).
+inline bool GetModeNeedsUcx(GetMode mode) { return mode == GetMode::kRing || mode == GetMode::kRead; }
 Result<GetMode> ParseGetMode(std::string_view name);
 
 // How PREPARE and COMMIT (and S2PL's LOCK/UNLOCK) reach a partition:

@@ -21,8 +21,7 @@ Result<ClientOptions> ClientOptionsFromConfig(const ClusterConfig& config,
   RAMPART_ASSIGN_OR_RETURN(options.get_mode, ParseGetMode(get.empty() ? config.client.get : get));
   RAMPART_ASSIGN_OR_RETURN(options.put_mode, ParsePutMode(put.empty() ? config.client.put : put));
   if (options.fabric.backend != transport::Backend::kUcx &&
-      ((options.get_mode != GetMode::kRpc && options.get_mode != GetMode::kAuto) ||
-       options.put_mode != PutMode::kRpc)) {
+      (GetModeNeedsUcx(options.get_mode) || options.put_mode != PutMode::kRpc)) {
     return InvalidArgument("get mode ", GetModeName(options.get_mode), " and put mode ",
                            PutModeName(options.put_mode),
                            ": ring and read need the ucx transport (tcp has no one-sided "

@@ -423,14 +423,28 @@ TEST_F(DeadWriterTest, PreparedButNeverCommittedStaysInvisible) {
   EXPECT_EQ(reader_->stats().repair_rounds, 0u);
 }
 
+// A client of a 2-partition cluster whose partition 1 never answers, and its
+// MultiGet of a key on each partition.
+struct MutedRead {
+  std::unique_ptr<Client> client;
+  Result<std::vector<std::optional<std::string>>> values;
+};
+MutedRead ReadWithMutedPartition(Cluster& cluster, std::chrono::milliseconds request_timeout,
+                                 std::chrono::milliseconds unreachable_after) {
+  ClientOptions o = cluster.Options(Isolation::kRamp);
+  o.request_timeout = request_timeout;
+  o.unreachable_after = unreachable_after;
+  auto client = Client::Connect(o);
+  EXPECT_TRUE(client.ok()) << client.status().ToString();
+  if (!client.ok()) return {nullptr, client.status()};
+  auto values = (*client)->MultiGet(KeysOnDistinctPartitions((*client)->placement(), 2));
+  return {std::move(*client), std::move(values)};
+}
+
 TEST(ClientErrorTest, HungPartitionTimesOutNamingIt) {
   Cluster cluster(2, /*mute_partition=*/1);
-  ClientOptions o = cluster.Options(Isolation::kRamp);
-  o.request_timeout = 200ms;
-  auto client = Client::Connect(o);
-  ASSERT_TRUE(client.ok());
-  auto keys = KeysOnDistinctPartitions((*client)->placement(), 2);
-  auto values = (*client)->MultiGet(keys);
+  auto [client, values] = ReadWithMutedPartition(cluster, 200ms, ClientOptions{}.unreachable_after);
+  ASSERT_NE(client, nullptr);
   ASSERT_FALSE(values.ok());
   EXPECT_EQ(values.status().code(), StatusCode::kTimedOut);
   EXPECT_NE(values.status().message().find("partition 1"), std::string::npos)
@@ -442,17 +456,12 @@ TEST(ClientErrorTest, HungPartitionTimesOutNamingIt) {
 // after unreachable_after.
 TEST(ClientErrorTest, ASilentPartitionThatAcceptsConnectionsIsLeftToTheTimeout) {
   Cluster cluster(2, /*mute_partition=*/1);
-  ClientOptions o = cluster.Options(Isolation::kRamp);
-  o.request_timeout = 1500ms;
-  o.unreachable_after = 200ms;
-  auto client = Client::Connect(o);
-  ASSERT_TRUE(client.ok());
-  auto keys = KeysOnDistinctPartitions((*client)->placement(), 2);
-  auto values = (*client)->MultiGet(keys);
+  auto [client, values] = ReadWithMutedPartition(cluster, 1500ms, 200ms);
+  ASSERT_NE(client, nullptr);
   ASSERT_FALSE(values.ok());
   EXPECT_EQ(values.status().code(), StatusCode::kTimedOut) << values.status().ToString();
-  EXPECT_EQ((*client)->unreachable_partitions(), 0u);
-  EXPECT_EQ((*client)->stats().unreachable, 0u);
+  EXPECT_EQ(client->unreachable_partitions(), 0u);
+  EXPECT_EQ(client->stats().unreachable, 0u);
 }
 
 TEST(ClientErrorTest, UnreachablePartitionIsAnErrorNamingIt) {
