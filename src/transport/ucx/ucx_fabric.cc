@@ -62,9 +62,26 @@ Status UcxError(std::string_view what, ucs_status_t st) {
 // restart. These are transport-level settings that ucp_config_modify does not
 // reach, so they are put in the environment while the context and worker are
 // created, and taken out again so child processes do not inherit them.
+// Guards the environment: ScopedUcxEnvironment sets and unsets variables
+// while another thread's fabric may read them (getenv during a setenv is
+// undefined behaviour: two fabrics created at once crashed in getenv).
+std::mutex& UcxEnvironmentMutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+// UCX_TLS as the user set it (nullopt when unset), read under
+// UcxEnvironmentMutex. REQUIRES: no ScopedUcxEnvironment alive on this thread.
+std::optional<std::string> UserUcxTls() {
+  std::lock_guard<std::mutex> lock(UcxEnvironmentMutex());
+  const char* env = std::getenv("UCX_TLS");
+  if (env == nullptr) return std::nullopt;
+  return std::string(env);
+}
+
 class ScopedUcxEnvironment {
  public:
-  explicit ScopedUcxEnvironment(const std::string& tls) : lock_(Mutex()) {
+  explicit ScopedUcxEnvironment(const std::string& tls) : lock_(UcxEnvironmentMutex()) {
     const char* env_tls = std::getenv("UCX_TLS");
     std::string effective = env_tls != nullptr ? env_tls : tls;
     bool may_use_shm = effective.empty() || effective.find("sm") != std::string::npos ||
@@ -79,10 +96,6 @@ class ScopedUcxEnvironment {
   }
 
  private:
-  static std::mutex& Mutex() {
-    static std::mutex mu;
-    return mu;
-  }
   void Set(const char* name, const char* value) {
     if (std::getenv(name) != nullptr) return;  // the user's choice stands
     setenv(name, value, 0);
@@ -167,8 +180,7 @@ Result<std::string> NetworkTransports(const std::string& tls) {
 Status UcxFabric::Init() {
   event_fd_ = epoll_create1(EPOLL_CLOEXEC);
   if (event_fd_ < 0) return ErrnoStatus("epoll_create1", errno);
-  const char* env_tls = std::getenv("UCX_TLS");
-  const std::string tls = env_tls != nullptr ? env_tls : options_.ucx_transports;
+  const std::string tls = UserUcxTls().value_or(options_.ucx_transports);
   local_.role = "same-host";
   RAMPART_RETURN_IF_ERROR(InitWorker(local_, options_.ucx_transports));
   Result<std::string> network_tls = NetworkTransports(tls);
@@ -209,6 +221,7 @@ Status UcxFabric::InitWorker(UcxWorker& w, const std::string& tls) {
   ucp_config_t* config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
   if (st != UCS_OK) return UcxError("ucp_config_read", st);
+  // `environment` holds UcxEnvironmentMutex: getenv is safe here.
   auto modify = [&](const char* env, const char* key, const std::string& value) -> Status {
     if (value.empty() || (env != nullptr && std::getenv(env) != nullptr)) return Status();
     ucs_status_t s = ucp_config_modify(config, key, value.c_str());
@@ -279,8 +292,7 @@ Result<UcxWorker*> UcxFabric::WorkerFor(const std::string& host) {
   if (network_is_local_ || IsLocalHost(host)) return &local_;
   if (network_ == nullptr) {
     if (network_tls_.empty()) {
-      const char* env_tls = std::getenv("UCX_TLS");
-      return NetworkTransports(env_tls != nullptr ? env_tls : options_.ucx_transports).status();
+      return NetworkTransports(UserUcxTls().value_or(options_.ucx_transports)).status();
     }
     auto w = std::make_unique<UcxWorker>();
     w->role = "network";
