@@ -119,6 +119,19 @@ struct PartitionExecutor::Impl {
     }
   }
 
+  // Where each item's version at `ts` lives: what a PREPARE with
+  // kFlagReturnSlots answers (wire::ReplyWriter::Slots).
+  std::vector<wire::SlotAddress> WrittenSlots(std::span<const PrepareItem> items, uint64_t ts,
+                                              bool committed) const {
+    std::vector<wire::SlotAddress> slots(items.size());
+    for (size_t i = 0; i < items.size(); ++i) {
+      std::optional<VersionView> v = partition.GetByTs(items[i].key, ts);
+      if (!v || (committed && !v->latest)) continue;
+      slots[i] = ToResult(*v).slot;
+    }
+    return slots;
+  }
+
   // `frame` is the request as it arrived (a PREPARE's body goes to the redo
   // log as it is).
   void ExecuteOne(ConnectionId from, const wire::RequestFrame& frame, const wire::Request& req,
@@ -132,11 +145,14 @@ struct PartitionExecutor::Impl {
       // Views into the message: the wire's KeyList encoding is the slot's
       // metadata encoding, so the siblings go into the slot as they are.
       const std::vector<PrepareItem> items = PartitionItems(*p);
+      const bool commit_now = (h.flags & wire::kFlagCommitNow) != 0;
       Status st = partition.Prepare(p->ts, items, now);
-      if (st.ok() && (h.flags & wire::kFlagCommitNow) != 0) st = partition.Commit(p->ts, now);
+      if (st.ok() && commit_now) st = partition.Commit(p->ts, now);
       if (!st.ok()) return error(st);
-      if (redo != nullptr) redo->Prepare(h.flags, frame.body);
-      w.Ok(h.type, h.partition, h.request_id);
+      // The log keeps what recovery needs: whether the PREPARE committed.
+      if (redo != nullptr) redo->Prepare(h.flags & wire::kFlagCommitNow, frame.body);
+      if ((h.flags & wire::kFlagReturnSlots) == 0) return w.Ok(h.type, h.partition, h.request_id);
+      w.Slots(h.partition, h.request_id, WrittenSlots(items, p->ts, commit_now));
     } else if (const auto* c = std::get_if<wire::CommitRequest>(&req.body)) {
       if (Status st = partition.Commit(c->ts, now); !st.ok()) return error(st);
       if (redo != nullptr) redo->Commit(c->ts);

@@ -97,6 +97,36 @@ class ExecutorTest : public ::testing::Test {
   std::vector<std::vector<OutgoingReply>> decoded_;  // keeps reply views valid
 };
 
+// kFlagReturnSlots: a PREPARE's OK reply names each item's slot, the one a
+// GET then reports; with COMMIT_NOW only for versions that became the latest
+// (an older write committed behind a newer one has no slot to read).
+TEST_F(ExecutorTest, PrepareWithReturnSlotsAnswersWhereEachVersionLives) {
+  const uint8_t now_and_slots = wire::kFlagCommitNow | wire::kFlagReturnSlots;
+  wire::Reply put = One(Prepare(1, 100, {{"a", "1"}, {"b", "2"}}, now_and_slots));
+  ASSERT_TRUE(put.ok()) << put.ToStatus().ToString();
+  ASSERT_EQ(put.slots.size(), 2u);
+  wire::Reply got = One(Get(2, {"a", "b"}));
+  ASSERT_EQ(got.results.size(), 2u);
+  EXPECT_EQ(put.slots[0], got.results[0].slot);
+  EXPECT_EQ(put.slots[1], got.results[1].slot);
+  EXPECT_NE(put.slots[0].bytes, 0u);
+
+  wire::Reply behind = One(Prepare(3, 50, {{"a", "old"}}, now_and_slots));
+  ASSERT_TRUE(behind.ok());
+  ASSERT_EQ(behind.slots.size(), 1u);
+  EXPECT_EQ(behind.slots[0].bytes, 0u);
+
+  // Without COMMIT_NOW: the prepared version's slot, the latest after COMMIT.
+  wire::Reply prepared = One(Prepare(4, 200, {{"b", "3"}}, wire::kFlagReturnSlots));
+  ASSERT_EQ(prepared.slots.size(), 1u);
+  ASSERT_TRUE(One(Commit(5, 200)).ok());
+  got = One(Get(6, {"b"}));
+  EXPECT_EQ(prepared.slots[0], got.results[0].slot);
+  EXPECT_EQ(got.results[0].value, "3");
+
+  EXPECT_TRUE(One(Prepare(7, 300, {{"c", "4"}}, wire::kFlagCommitNow)).slots.empty());
+}
+
 TEST_F(ExecutorTest, PrepareIsInvisibleToGetUntilCommit) {
   wire::Reply r = One(Prepare(1, 10, {{"a", "A1"}, {"b", "B1"}}));
   EXPECT_TRUE(r.ok()) << r.ToStatus().ToString();

@@ -521,7 +521,8 @@ Result<Request> DecodeRequest(const RequestFrame& frame, const ProtocolLimits& l
   if (!KnownType(type)) {
     return r.Error(StatusCode::kInvalidArgument, "unknown request type");
   }
-  const uint8_t allowed_flags = frame.header.type == MsgType::kPrepare ? kFlagCommitNow : 0;
+  const uint8_t allowed_flags =
+      frame.header.type == MsgType::kPrepare ? (kFlagCommitNow | kFlagReturnSlots) : 0;
   if ((frame.header.flags & ~allowed_flags) != 0) {
     return r.Error(StatusCode::kInvalidArgument,
                    StrCat("unknown flags ", frame.header.flags));
@@ -599,6 +600,19 @@ void ReplyWriter::Error(uint8_t type, uint16_t partition, uint64_t request_id,
   size_t at = BeginReply(type, code, partition, request_id);
   std::string_view msg = status.message();
   PutString(out_, msg.substr(0, kMaxErrorMessageBytes));
+  End(at);
+}
+
+void ReplyWriter::Slots(uint16_t partition, uint64_t request_id,
+                        std::span<const SlotAddress> slots) {
+  size_t at = BeginReply(static_cast<uint8_t>(MsgType::kPrepare), StatusCode::kOk, partition,
+                         request_id);
+  Put32(out_, static_cast<uint32_t>(slots.size()));
+  for (const SlotAddress& slot : slots) {
+    Put64(out_, slot.offset);
+    Put32(out_, slot.bytes);
+    Put32(out_, slot.gen);
+  }
   End(at);
 }
 
@@ -722,6 +736,23 @@ Status DecodeGetResults(BodyReader& r, std::vector<GetResult>* out) {
   return Status::Ok();
 }
 
+// An OK PREPARE reply's slots (kFlagReturnSlots): 16 bytes each.
+Status DecodeSlots(BodyReader& r, std::vector<SlotAddress>* out) {
+  uint32_t n;
+  RAMPART_RETURN_IF_ERROR(r.Count(&n, 16, Field("slot count")));
+  out->resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    SlotAddress& slot = (*out)[i];
+    auto what = [&](const char* part) {
+      return [=] { return StrCat(part, " of slot ", i + 1, " of ", n); };
+    };
+    RAMPART_RETURN_IF_ERROR(r.U64(&slot.offset, what("offset")));
+    RAMPART_RETURN_IF_ERROR(r.U32(&slot.bytes, what("bytes")));
+    RAMPART_RETURN_IF_ERROR(r.U32(&slot.gen, what("gen")));
+  }
+  return Status::Ok();
+}
+
 Result<Reply> DecodeReply(const ReplyFrame& frame, const ProtocolLimits& limits) {
   const uint8_t type = frame.header.type;
   const std::string what = KnownType(type) ? std::string() : StrCat("type ", type, " reply");
@@ -741,6 +772,8 @@ Result<Reply> DecodeReply(const ReplyFrame& frame, const ProtocolLimits& limits)
   } else if (type == static_cast<uint8_t>(MsgType::kGet) ||
              type == static_cast<uint8_t>(MsgType::kGetByTs)) {
     RAMPART_RETURN_IF_ERROR(DecodeGetResults(r, &reply.results));
+  } else if (type == static_cast<uint8_t>(MsgType::kPrepare) && !frame.body.empty()) {
+    RAMPART_RETURN_IF_ERROR(DecodeSlots(r, &reply.slots));
   } else if (type == static_cast<uint8_t>(MsgType::kDescribe)) {
     RAMPART_RETURN_IF_ERROR(r.U64(&reply.arena.extent_bytes, Field("extent bytes")));
     RAMPART_RETURN_IF_ERROR(r.String(&reply.arena.descriptor, kMaxDescriptorBytes,

@@ -80,6 +80,10 @@ std::string_view MsgTypeName(MsgType type);
 // Request flags (header byte 1). Unknown bits are rejected.
 // PREPARE: commit the versions right away (isolation none, s2pl writes).
 inline constexpr uint8_t kFlagCommitNow = 0x01;
+// PREPARE: answer with the slot address of each item's version (an OK reply
+// with slots instead of an empty body), so the writer can read its own
+// writes one-sidedly (GET*) without a GET first.
+inline constexpr uint8_t kFlagReturnSlots = 0x02;
 
 inline constexpr size_t kMessageHeaderBytes = 4;
 inline constexpr size_t kRequestHeaderBytes = 16;
@@ -395,6 +399,9 @@ struct Reply {
   uint64_t count = 0;              // OK COUNT: the partition's live keys
   PartitionStatsInfo stats;        // OK STATS
   ScanResult scan;                 // OK SCAN
+  // OK PREPARE with kFlagReturnSlots: one per item in the request's order;
+  // bytes == 0 where the version has no slot to read (see ReplyWriter::Slots).
+  std::vector<SlotAddress> slots;
   bool ok() const { return header.status == StatusCode::kOk; }
   // OK, or the node's error with its message.
   Status ToStatus() const;
@@ -408,6 +415,11 @@ class ReplyWriter : public FrameWriter {
   void Ok(MsgType type, uint16_t partition, uint64_t request_id);
   // REQUIRES: !status.ok(). `type` is the request's raw type byte.
   void Error(uint8_t type, uint16_t partition, uint64_t request_id, const Status& status);
+  // PREPARE with kFlagReturnSlots: `slots[i]` is item i's version — with
+  // COMMIT_NOW only when that version became the key's latest committed one
+  // (else bytes 0); without it, the prepared version, readable once a COMMIT
+  // makes it the latest.
+  void Slots(uint16_t partition, uint64_t request_id, std::span<const SlotAddress> slots);
   // GET / GET_BY_TS.
   void GetResults(MsgType type, uint16_t partition, uint64_t request_id,
                   std::span<const GetResultIn> results);

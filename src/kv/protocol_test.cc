@@ -565,6 +565,41 @@ TEST(ProtocolTest, StatsReplyRoundTripAndTruncation) {
   }
 }
 
+TEST(ProtocolTest, PrepareSlotsFlagAndReplyRoundTrip) {
+  const PrepareItemIn item{"k", "v", "", false};
+  for (uint8_t flags : {uint8_t{kFlagReturnSlots}, uint8_t{kFlagCommitNow | kFlagReturnSlots}}) {
+    std::vector<std::byte> req;
+    RequestWriter(&req).Prepare(1, 9, 5, std::span<const PrepareItemIn>(&item, 1), flags);
+    auto frames = SplitRequests(req, ProtocolLimits());
+    ASSERT_TRUE(frames.ok()) << frames.status().ToString();
+    auto decoded = DecodeRequest((*frames)[0], ProtocolLimits());
+    ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+    EXPECT_EQ(decoded->header.flags, flags);
+  }
+  std::vector<std::byte> bad;
+  RequestWriter(&bad).Prepare(1, 9, 5, std::span<const PrepareItemIn>(&item, 1), 0x04);
+  auto frames = SplitRequests(bad, ProtocolLimits());
+  ASSERT_TRUE(frames.ok());
+  EXPECT_EQ(DecodeRequest((*frames)[0], ProtocolLimits()).status().code(),
+            StatusCode::kInvalidArgument);
+
+  std::vector<std::byte> rep;
+  const SlotAddress slots[] = {{(uint64_t{2} << 40) | 4096, 160, 7}, {}};
+  ReplyWriter w(&rep);
+  w.Slots(3, 11, slots);
+  w.Ok(MsgType::kPrepare, 3, 12);  // without the flag: an empty body, no slots
+  auto replies = DecodeReplies(rep, ProtocolLimits());
+  ASSERT_TRUE(replies.ok()) << replies.status().ToString();
+  ASSERT_EQ(replies->size(), 2u);
+  EXPECT_EQ((*replies)[0].header.type, static_cast<uint8_t>(MsgType::kPrepare));
+  EXPECT_EQ((*replies)[0].slots, std::vector<SlotAddress>(std::begin(slots), std::end(slots)));
+  EXPECT_EQ((*replies)[0].slots[0].extent(), 2u);
+  EXPECT_TRUE((*replies)[1].slots.empty());
+  for (size_t len = 0; len < rep.size(); ++len) {
+    EXPECT_FALSE(DecodeReplies(std::span(rep).first(len), ProtocolLimits()).ok()) << len;
+  }
+}
+
 TEST(ProtocolTest, ScanRequestAndReplyRoundTripLimitsAndTruncation) {
   EXPECT_EQ(MsgTypeName(MsgType::kScan), "SCAN");
   std::vector<std::byte> req;

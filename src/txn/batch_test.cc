@@ -83,6 +83,34 @@ TEST_P(BatchTest, MixedBatchReadsWritesAndDeletes) {
   EXPECT_EQ(client->stats().transactions, 7u);
 }
 
+// RunBatch's writes leave their slots in a GET* client's address cache:
+// committed in round 1 (one partition) or after COMMIT (several), the keys
+// are read one-sidedly next, with no GET. (GET* needs ucx: tcp exposes no
+// arena.)
+TEST(BatchSlotsTest, AGetStarClientReadsItsBatchWritesOneSidedly) {
+  LocalCluster cluster(3, 5000, "ucx");
+  auto client = cluster.Connect(GetMode::kRead, PutMode::kRpc);
+  ASSERT_NE(client, nullptr);
+  uint64_t slot_reads = 0;
+  for (bool coalesce : {false, true}) {
+    const std::string tag = coalesce ? "c" : "s";
+    std::vector<std::string> a{tag + "a0", tag + "a1", tag + "a2", tag + "a3"}, b{tag + "b0"};
+    std::vector<BatchTxn> writes;
+    writes.push_back(WriteTxn(a, "A", 3));
+    writes.push_back(WriteTxn(b, "B", 3));
+    client->RunBatch(writes, coalesce);
+    for (const auto& t : writes) ASSERT_TRUE(t.status.ok()) << t.status.ToString();
+    std::vector<BatchTxn> reads{ReadTxn(a, 3), ReadTxn(b, 3)};
+    client->RunBatch(reads, coalesce);
+    ASSERT_TRUE(reads[0].status.ok() && reads[1].status.ok());
+    EXPECT_EQ(reads[0].values, std::vector<std::optional<std::string>>(4, "A"));
+    EXPECT_EQ(reads[1].values, std::vector<std::optional<std::string>>{"B"});
+    slot_reads += 5;
+    EXPECT_EQ(client->stats().slot_reads, slot_reads) << tag;
+    EXPECT_EQ(client->stats().cache_misses, 0u) << tag;
+  }
+}
+
 TEST_P(BatchTest, ReplicasAreWrittenInOneTransactionAndReadFromAny) {
   LocalCluster cluster(3, 5000, backend);
   auto client = cluster.Connect(GetMode::kRpc, PutMode::kRpc);

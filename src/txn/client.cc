@@ -240,6 +240,8 @@ void Client::Impl::OnReply(uint32_t p, std::span<const std::byte> bytes) {
       }
       call.results = reply.results;
       call.hold = hold;
+    } else if (call.type == wire::MsgType::kPrepare) {
+      call.slots = reply.slots;
     } else if (call.type == wire::MsgType::kDescribe) {
       call.arena = reply.arena;
       call.hold = hold;
@@ -457,10 +459,13 @@ Status Client::Impl::Write(std::span<const internal::WriteOp> writes) {
     case Isolation::kS2pl:
       return WriteS2pl(writes, groups, ts);
     case Isolation::kNone: {
-      auto reqs = internal::BuildPrepareRequests(writes, groups, ts, wire::kFlagCommitNow,
+      auto reqs = internal::BuildPrepareRequests(writes, groups, ts,
+                                                 wire::kFlagCommitNow | SlotsFlag(),
                                                  TakeIds(groups.size()));
       std::vector<Call> calls;
-      return Exchange(reqs, calls, WriteRoute());
+      RAMPART_RETURN_IF_ERROR(Exchange(reqs, calls, WriteRoute()));
+      RememberWrittenSlots(writes, reqs, calls);
+      return Status::Ok();
     }
   }
   return InternalError("unknown isolation");
@@ -472,12 +477,17 @@ Status Client::Impl::WriteRamp(std::span<const internal::WriteOp> writes,
   // a message atomically), so PREPARE+COMMIT collapse into PREPARE(commit now).
   bool single = groups.size() == 1;
   auto prepares = internal::BuildPrepareRequests(
-      writes, groups, ts, single ? wire::kFlagCommitNow : 0, TakeIds(groups.size()));
+      writes, groups, ts, (single ? wire::kFlagCommitNow : 0) | SlotsFlag(),
+      TakeIds(groups.size()));
   std::vector<Call> calls;
   // Not every partition prepared: never commit; the prepared versions are
   // reclaimed by the nodes' prepared_timeout.
   RAMPART_RETURN_IF_ERROR(Exchange(prepares, calls, WriteRoute()));
-  if (single) return Status::Ok();
+  const std::vector<Call> prepared = std::move(calls);
+  if (single) {
+    RememberWrittenSlots(writes, prepares, prepared);
+    return Status::Ok();
+  }
   using StopWrite = ClientOptions::StopWrite;
   if (options_.stop_write == StopWrite::kAfterPrepare) {
     return Aborted("fault injection: stopped after PREPARE");
@@ -490,7 +500,9 @@ Status Client::Impl::WriteRamp(std::span<const internal::WriteOp> writes,
   }
   // A failure here leaves the transaction committed on some partitions:
   // readers repair the rest by timestamp (docs/transactions.md).
-  return Exchange(commits, calls, WriteRoute());
+  RAMPART_RETURN_IF_ERROR(Exchange(commits, calls, WriteRoute()));
+  RememberWrittenSlots(writes, prepares, prepared);
+  return Status::Ok();
 }
 
 Status Client::Impl::WriteS2pl(std::span<const internal::WriteOp> writes,
@@ -500,10 +512,12 @@ Status Client::Impl::WriteS2pl(std::span<const internal::WriteOp> writes,
   std::vector<uint32_t> touched;
   Status s = LockAll(keys, groups, kv::LockMode::kExclusive, ts, &touched);
   if (s.ok()) {
-    auto reqs = internal::BuildPrepareRequests(writes, groups, ts, wire::kFlagCommitNow,
+    auto reqs = internal::BuildPrepareRequests(writes, groups, ts,
+                                               wire::kFlagCommitNow | SlotsFlag(),
                                                TakeIds(groups.size()));
     std::vector<Call> calls;
     s = Exchange(reqs, calls, WriteRoute());
+    if (s.ok()) RememberWrittenSlots(writes, reqs, calls);
   }
   UnlockAll(touched, ts);
   return s;

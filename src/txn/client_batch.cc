@@ -54,6 +54,18 @@ void Fail(BatchTxn& txn, const Status& status, uint32_t partition) {
   }
 }
 
+// Calls fn(unit, prepare, its call) for each PREPARE of a unit that committed
+// on every partition, in timestamp order. unit_of[r] is prepares[r]'s unit.
+template <typename Fn>
+void ForEachCommittedPrepare(std::span<const OutgoingRequest> prepares,
+                             std::span<const Call> calls, std::span<WriteUnit* const> unit_of,
+                             Fn&& fn) {
+  for (size_t r = 0; r < prepares.size(); ++r) {
+    const WriteUnit& unit = *unit_of[r];
+    if (unit.members[0]->status.ok()) fn(unit, prepares[r], calls[r]);
+  }
+}
+
 // The write units of a batch, in timestamp order, and the last unit that
 // writes each (key, partition).
 using KeyOnPartition = std::pair<std::string_view, uint32_t>;
@@ -243,7 +255,7 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
     unit.ts = timestamps_->NextAfter(unit.after_ts);
     auto prepares = internal::BuildPrepareRequests(
         unit.ops, unit.siblings, unit.groups, unit.ts,
-        unit.two_rounds ? 0 : wire::kFlagCommitNow, TakeIds(unit.groups.size()));
+        (unit.two_rounds ? 0 : wire::kFlagCommitNow) | SlotsFlag(), TakeIds(unit.groups.size()));
     for (OutgoingRequest& req : prepares) {
       round1.push_back(std::move(req));
       request_unit.push_back(&unit);
@@ -315,9 +327,10 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
   if (!round2.empty()) {
     routes.assign(round2.size(), WriteRoute());
     for (size_t r = 0; r < repair_count; ++r) routes[r] = ReadRoute(round2[r].partition);
-    (void)Exchange(round2, calls, routes, coalesce);
+    std::vector<Call> calls2;
+    (void)Exchange(round2, calls2, routes, coalesce);
     for (size_t r = 0; r < round2.size(); ++r) {
-      const Call& call = calls[r];
+      const Call& call = calls2[r];
       if (r >= repair_count) {
         // Committed on some partitions at most: readers repair the rest.
         if (!call.status.ok()) FailUnit(*commit_unit[r - repair_count], call.status, call.partition);
@@ -344,6 +357,12 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
       holds.push_back(call.hold);
     }
   }
+
+  ForEachCommittedPrepare(std::span<const OutgoingRequest>(round1).subspan(get_count),
+                          std::span<const Call>(calls).subspan(get_count), request_unit,
+                          [&](const WriteUnit& unit, const OutgoingRequest& req, const Call& c) {
+                            RememberWrittenSlots(unit.ops, req, c);
+                          });
 
   // ---- Values of the reads that succeeded.
   for (ReadPart& part : reads) {

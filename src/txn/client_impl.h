@@ -41,6 +41,7 @@ struct Call {
   uint64_t count = 0;         // COUNT
   kv::wire::PartitionStatsInfo stats;  // STATS
   kv::wire::ScanResult scan;           // SCAN (views into `hold`)
+  std::vector<kv::wire::SlotAddress> slots;  // PREPARE with kFlagReturnSlots
 };
 
 // Keeps alive the reply messages (or one-sided read buffers) that GET
@@ -181,6 +182,20 @@ class Client::Impl {
   void TakeGetResults(std::span<const std::string_view> keys,
                       std::span<const internal::OutgoingRequest> gets, std::span<Call> calls,
                       std::vector<kv::wire::GetResult>& results, ReplyHolds& holds);
+
+  // The PREPARE flag that asks for written slots: set when GET* reads some
+  // partition, so the writer's next read of a key it wrote is one-sided.
+  uint8_t SlotsFlag() const { return any_one_sided_ ? kv::wire::kFlagReturnSlots : 0; }
+  // Caches the addresses an answered PREPARE `req` (built from `writes`) sent
+  // back for its items (kFlagReturnSlots), for partitions GET* reads; a key
+  // without an address (its version is not the latest) is forgotten. Call it
+  // once the write is committed there. A failed call leaves the cache alone.
+  void RememberWrittenSlots(std::span<const internal::WriteOp> writes,
+                            const internal::OutgoingRequest& req, const Call& call);
+  // The same for every request of a committed write.
+  void RememberWrittenSlots(std::span<const internal::WriteOp> writes,
+                            std::span<const internal::OutgoingRequest> reqs,
+                            std::span<const Call> calls);
 
   // client_batch.cc
  public:

@@ -85,6 +85,28 @@ void Client::Impl::TakeGetResults(std::span<const std::string_view> keys,
   }
 }
 
+void Client::Impl::RememberWrittenSlots(std::span<const internal::WriteOp> writes,
+                                       const OutgoingRequest& req, const Call& call) {
+  if (!call.status.ok() || !ReadsSlots(req.partition)) return;
+  if (call.slots.size() != req.indices.size()) return;  // not asked, or an older node
+  for (size_t j = 0; j < req.indices.size(); ++j) {
+    const std::string_view key = writes[req.indices[j]].key;
+    if (call.slots[j].bytes == 0) {
+      addresses_.Erase(key);
+    } else {
+      addresses_.Put(key, {call.epoch, call.slots[j]});
+    }
+  }
+}
+
+void Client::Impl::RememberWrittenSlots(std::span<const internal::WriteOp> writes,
+                                       std::span<const OutgoingRequest> reqs,
+                                       std::span<const Call> calls) {
+  for (size_t r = 0; r < reqs.size() && r < calls.size(); ++r) {
+    RememberWrittenSlots(writes, reqs[r], calls[r]);
+  }
+}
+
 Status Client::Impl::GetRound(std::span<const std::string_view> keys,
                               std::span<const PartitionGroup> groups,
                               std::vector<wire::GetResult>& results, ReplyHolds& holds) {

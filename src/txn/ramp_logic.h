@@ -79,7 +79,7 @@ std::vector<OutgoingRequest> BuildRepairRequests(std::span<const std::string_vie
 
 // PREPARE(ts) of each group's writes; every item carries as siblings the other
 // keys of the whole write set (all partitions), as RAMP-Fast's metadata.
-// `flags` is 0 or kv::wire::kFlagCommitNow.
+// `flags`: kv::wire::kFlagCommitNow and kFlagReturnSlots, or 0.
 // A key may appear once per partition (replicas of one write); siblings name
 // each other key once. REQUIRES: no key twice in one group.
 std::vector<OutgoingRequest> BuildPrepareRequests(std::span<const WriteOp> writes,
