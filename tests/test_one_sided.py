@@ -54,6 +54,30 @@ def test_no_isolation_fractures(ucx_cluster, get, put):
     assert r.returncode == 0, f"no fractured read without isolation:\n{r.stdout}{r.stderr}"
 
 
+def test_clients_that_read_their_own_writes_read_atomically(ucx_cluster):
+    # Mixed threads write and read with one client, as a proxy worker does: a
+    # GET* client then reads keys at the addresses its own PREPAREs returned
+    # (RETURN_SLOTS), not only at those GET replies taught it.
+    n = TRANSACTIONS[ucx_cluster.flavour]
+    r = check(ucx_cluster, "ramp", "read", "ring", "--writers", "0", "--readers", "0",
+              "--mixed", "4", "--transactions", str(n), "--seconds", str(SECONDS))
+    print(r.stdout)
+    assert r.returncode == 0, r.stdout + r.stderr
+    m = re.search(r"writes (\d+)  reads (\d+)  fractured (\d+)  errors (\d+)", r.stdout)
+    assert m, r.stdout
+    writes, reads, fractured, errors = map(int, m.groups())
+    assert fractured == 0 and errors == 0 and writes > 0 and reads > 0
+    slots = re.search(r"GET\*: slot reads (\d+)  refused (\d+)  cache misses (\d+)", r.stdout)
+    assert slots, r.stdout
+    accepted, _, _ = map(int, slots.groups())
+    assert accepted > 0, "GET* never read a slot one-sidedly"
+    # The same threads without isolation must fracture: the check sees them.
+    r = check(ucx_cluster, "none", "read", "ring", "--writers", "0", "--readers", "0",
+              "--mixed", "4", "--expect-fractures", "--seconds", "20")
+    print(r.stdout)
+    assert r.returncode == 0, f"no fractured read without isolation:\n{r.stdout}{r.stderr}"
+
+
 def test_ring_and_read_modes_over_tcp_are_refused(tmp_path):
     # Refused while building the client options, before any connection.
     config = tmp_path / "tcp.toml"
@@ -64,3 +88,13 @@ def test_ring_and_read_modes_over_tcp_are_refused(tmp_path):
                            capture_output=True, text=True, timeout=30)
         assert r.returncode == 2, r.stdout + r.stderr
         assert "need the ucx transport" in r.stderr, r.stderr
+
+
+def test_a_check_that_would_read_nothing_is_refused(tmp_path):
+    config = tmp_path / "tcp.toml"
+    config.write_text(cluster_toml("tcp", [1]))
+    r = subprocess.run([str(RAMPART), "--config", str(config), "check", "read-atomic",
+                        "--readers", "0", "--transactions", "10"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "nothing would read: give --readers or --mixed at least 1" in r.stderr, r.stderr

@@ -1,12 +1,14 @@
 // rampart check read-atomic [--isolation ramp|s2pl|none] [--transport tcp|ucx] [--writers W]
-//     [--readers R] [--keys K] [--set-size S] [--transactions N] [--seconds T]
+//     [--readers R] [--mixed M] [--keys K] [--set-size S] [--transactions N] [--seconds T]
 //     [--expect-fractures]
 //
 // The read-atomic checker against a running cluster (DESIGN.md §9). W writer
 // threads each repeatedly pick S distinct keys out of K and MultiPut one
 // transaction id ("w<thread>-<n>") to all of them; R reader threads MultiGet S
-// random distinct keys and look for fractured reads. Every thread owns its own
-// txn::Client (distinct client ids). Keys carry a per-run prefix, so a key
+// random distinct keys and look for fractured reads; M mixed threads alternate
+// the two with one client, so they also read keys they wrote themselves (GET*
+// then reads addresses learnt from its own PREPAREs). Every thread owns its
+// own txn::Client (distinct client ids). Keys carry a per-run prefix, so a key
 // never written in this run reads as absent ("initial").
 //
 // Fractured read. Writers publish, under one mutex, per transaction id its key
@@ -54,7 +56,7 @@ using Clock = std::chrono::steady_clock;
 
 struct CheckFlags {
   ClientFlags client;
-  uint32_t writers = 2, readers = 2;
+  uint32_t writers = 2, readers = 2, mixed = 0;
   uint32_t keys = 16, set_size = 4;
   uint64_t transactions = 100'000;
   double seconds = 10;
@@ -144,142 +146,179 @@ class KeyPicker {
   std::vector<uint32_t> all_;
 };
 
+// One run of the check: what its threads share, and their bodies. Writers,
+// readers and mixed threads (a write, then a read, with one client: the way
+// a proxy worker reads keys it has just written) each own a txn::Client.
+// Thread-safety: the thread bodies run concurrently; counters are atomics,
+// the registry and the notes take their own mutexes.
+class ReadAtomicRun {
+ public:
+  ReadAtomicRun(const CheckFlags& f, txn::ClientOptions base)
+      : f_(f),
+        base_(std::move(base)),
+        prefix_(StrCat("ra-", std::to_string(std::random_device{}()), "-")),
+        start_(Clock::now()),
+        deadline_(start_ + std::chrono::milliseconds(static_cast<int64_t>(f.seconds * 1000))) {}
+
+  // Runs every thread to the end (transactions or seconds).
+  void Run() {
+    std::vector<std::thread> threads;
+    uint32_t index = 0;
+    for (uint32_t w = 0; w < f_.writers; ++w, ++index) {
+      threads.emplace_back([this, index] { Thread(index, /*write=*/true, /*read=*/false); });
+    }
+    for (uint32_t r = 0; r < f_.readers; ++r, ++index) {
+      threads.emplace_back([this, index] { Thread(index, /*write=*/false, /*read=*/true); });
+    }
+    for (uint32_t m = 0; m < f_.mixed; ++m, ++index) {
+      threads.emplace_back([this, index] { Thread(index, /*write=*/true, /*read=*/true); });
+    }
+    for (auto& t : threads) t.join();
+  }
+
+  // Prints the summary; returns the exit code.
+  int Report(const ClusterConfig& config) const;
+
+ private:
+  // Thread `index` (client id base + index): writes, reads, or alternates.
+  void Thread(uint32_t index, bool write, bool read) {
+    txn::ClientOptions options = base_;
+    options.client_id = f_.client_id_base + index;
+    auto client = txn::Client::Connect(options);
+    if (!client.ok()) {
+      ++errors_;
+      Note(first_error_, client.status().ToString());
+      return;
+    }
+    std::random_device seed;
+    std::mt19937_64 rng(seed() ^ (uint64_t{index} << 32));
+    KeyPicker picker(f_.keys);
+    for (uint64_t n = 0; Claim(); ++n) {
+      if (write && (!read || n % 2 == 0)) {
+        WriteOnce(**client, StrCat("w", index, "-", n), picker, rng);
+      } else {
+        ReadOnce(**client, picker, rng);
+      }
+    }
+    if (!read) return;
+    std::lock_guard lock(report_mu_);
+    readers_stats_ += (*client)->stats();
+  }
+
+  // MultiPut of transaction id `id` to a random key set.
+  void WriteOnce(txn::Client& client, const std::string& id, KeyPicker& picker,
+                 std::mt19937_64& rng) {
+    std::vector<uint32_t> keys = picker.Pick(rng, f_.set_size);
+    std::sort(keys.begin(), keys.end());
+    std::vector<std::pair<std::string, std::string>> pairs;
+    for (uint32_t k : keys) pairs.emplace_back(KeyName(k), id);
+    registry_.Begin(id, std::move(keys));
+    if (Status st = client.MultiPut(pairs); st.ok()) {
+      registry_.End(id);
+      ++writes_;
+    } else {
+      ++errors_;
+      Note(first_error_, st.ToString());
+    }
+  }
+
+  // MultiGet of a random key set, checked for a fractured read.
+  void ReadOnce(txn::Client& client, KeyPicker& picker, std::mt19937_64& rng) {
+    const std::vector<uint32_t> keys = picker.Pick(rng, f_.set_size);
+    std::vector<std::string> names;
+    for (uint32_t k : keys) names.push_back(KeyName(k));
+    auto values = client.MultiGet(names);
+    if (!values.ok() && values.status().code() == StatusCode::kAborted) {
+      ++retried_;  // a repair read found its version reclaimed: read again
+      return;
+    }
+    if (!values.ok()) {
+      ++errors_;
+      Note(first_error_, values.status().ToString());
+      return;
+    }
+    ++reads_;
+    std::string why;
+    if (registry_.Fractured(keys, *values, &why)) {
+      ++fractured_;
+      Note(first_fracture_, why);
+    }
+  }
+
+  bool Claim() {
+    return claimed_.fetch_add(1) < f_.transactions && Clock::now() < deadline_;
+  }
+  // Per-run key prefix: keys this run did not write yet read as absent.
+  std::string KeyName(uint32_t i) const { return prefix_ + std::to_string(i); }
+  void Note(std::string& slot, const std::string& what) {
+    std::lock_guard lock(report_mu_);
+    if (slot.empty()) slot = what;
+  }
+
+  const CheckFlags& f_;
+  const txn::ClientOptions base_;
+  const std::string prefix_;
+  const Clock::time_point start_, deadline_;
+  TxnRegistry registry_;
+  std::atomic<uint64_t> claimed_{0}, writes_{0}, reads_{0}, fractured_{0}, errors_{0};
+  // Reads retried because a version they needed was reclaimed (short grace).
+  std::atomic<uint64_t> retried_{0};
+  mutable std::mutex report_mu_;
+  txn::Client::Stats readers_stats_;  // GUARDED_BY(report_mu_): repairs, GET* counters
+  std::string first_error_, first_fracture_;  // GUARDED_BY(report_mu_)
+};
+
+int ReadAtomicRun::Report(const ClusterConfig& config) const {
+  std::lock_guard lock(report_mu_);
+  const double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+  const uint64_t total = writes_ + reads_;
+  const std::string transport_name(transport::BackendName(base_.fabric.backend));
+  std::printf(
+      "read-atomic check: isolation %s, transport %s, get %s, put %s, %zu nodes x %u "
+      "partitions, %u writers, %u readers, %u mixed, %u keys, set size %u\n",
+      f_.client.isolation.c_str(), transport_name.c_str(),
+      std::string(txn::GetModeName(base_.get_mode)).c_str(),
+      std::string(txn::PutModeName(base_.put_mode)).c_str(), config.nodes.size(),
+      config.kv.partitions_per_node, f_.writers, f_.readers, f_.mixed, f_.keys, f_.set_size);
+  std::printf(
+      "writes %llu  reads %llu  fractured %llu  errors %llu  repair rounds %llu  txn/s %.0f  "
+      "(%.2f s)\n",
+      static_cast<unsigned long long>(writes_.load()), static_cast<unsigned long long>(reads_.load()),
+      static_cast<unsigned long long>(fractured_.load()),
+      static_cast<unsigned long long>(errors_.load()),
+      static_cast<unsigned long long>(readers_stats_.repair_rounds),
+      seconds > 0 ? total / seconds : 0.0, seconds);
+  if (base_.get_mode == txn::GetMode::kRead) {
+    std::printf("GET*: slot reads %llu  refused %llu  cache misses %llu\n",
+                static_cast<unsigned long long>(readers_stats_.slot_reads),
+                static_cast<unsigned long long>(readers_stats_.slot_rejects),
+                static_cast<unsigned long long>(readers_stats_.cache_misses));
+  }
+  if (retried_ > 0) {
+    std::printf("reads retried (a version was reclaimed before the repair read): %llu\n",
+                static_cast<unsigned long long>(retried_.load()));
+  }
+  if (!first_fracture_.empty()) std::printf("first fractured read: %s\n", first_fracture_.c_str());
+  if (!first_error_.empty()) std::printf("first error: %s\n", first_error_.c_str());
+  const bool pass = errors_ == 0 && (f_.expect_fractures ? fractured_ > 0 : fractured_ == 0);
+  std::printf("%s\n", pass ? "PASS" : "FAIL");
+  return pass ? kExitOk : kExitFailure;
+}
+
 int RunReadAtomicCheck(const ClusterConfig& config, const CheckFlags& f) {
   auto base = ClusterClientOptions(config, f.client);
   if (!base.ok()) return ReportUsageError(base.status());
-  const std::string transport_name(transport::BackendName(base->fabric.backend));
   if (f.set_size > f.keys) {
     return ReportUsageError(
         InvalidArgument("--set-size (", f.set_size, ") must not exceed --keys (", f.keys, ")"));
   }
-
-  // Per-run key prefix: keys this run did not write yet read as absent.
-  std::random_device rd;
-  const std::string prefix = StrCat("ra-", std::to_string(rd()), "-");
-  auto key_name = [&prefix](uint32_t i) { return prefix + std::to_string(i); };
-
-  TxnRegistry registry;
-  std::atomic<uint64_t> claimed{0}, writes{0}, reads{0}, fractured{0}, errors{0};
-  // Reads retried because a version they needed was reclaimed (short grace).
-  std::atomic<uint64_t> retried{0};
-  txn::Client::Stats readers_stats;  // GUARDED_BY(report_mu): repairs, GET* counters
-  std::atomic<bool> stop{false};
-  std::mutex report_mu;
-  std::string first_error, first_fracture;
-  auto note = [&](std::string& slot, const std::string& what) {
-    std::lock_guard lock(report_mu);
-    if (slot.empty()) slot = what;
-  };
-  auto make_client = [&](uint32_t index) {
-    txn::ClientOptions options = *base;
-    options.client_id = f.client_id_base + index;
-    return txn::Client::Connect(options);
-  };
-  const auto start = Clock::now();
-  const auto deadline = start + std::chrono::milliseconds(static_cast<int64_t>(f.seconds * 1000));
-  auto claim = [&] {
-    return !stop.load(std::memory_order_relaxed) && claimed.fetch_add(1) < f.transactions &&
-           Clock::now() < deadline;
-  };
-
-  std::vector<std::thread> threads;
-  for (uint32_t w = 0; w < f.writers; ++w) {
-    threads.emplace_back([&, w] {
-      auto client = make_client(w);
-      if (!client.ok()) {
-        ++errors;
-        note(first_error, client.status().ToString());
-        return;
-      }
-      std::mt19937_64 rng(rd() ^ (uint64_t{w} << 32));
-      KeyPicker picker(f.keys);
-      for (uint64_t n = 0; claim(); ++n) {
-        std::vector<uint32_t> keys = picker.Pick(rng, f.set_size);
-        std::sort(keys.begin(), keys.end());
-        const std::string id = StrCat("w", w, "-", n);
-        std::vector<std::pair<std::string, std::string>> pairs;
-        for (uint32_t k : keys) pairs.emplace_back(key_name(k), id);
-        registry.Begin(id, std::move(keys));
-        if (Status st = (*client)->MultiPut(pairs); st.ok()) {
-          registry.End(id);
-          ++writes;
-        } else {
-          ++errors;
-          note(first_error, st.ToString());
-        }
-      }
-    });
+  if (f.readers + f.mixed == 0) {
+    return ReportUsageError(
+        InvalidArgument("nothing would read: give --readers or --mixed at least 1"));
   }
-  for (uint32_t r = 0; r < f.readers; ++r) {
-    threads.emplace_back([&, r] {
-      auto client = make_client(f.writers + r);
-      if (!client.ok()) {
-        ++errors;
-        note(first_error, client.status().ToString());
-        return;
-      }
-      std::mt19937_64 rng(rd() ^ (uint64_t{r + 1000} << 32));
-      std::vector<std::string> names;
-      KeyPicker picker(f.keys);
-      while (claim()) {
-        const std::vector<uint32_t> keys = picker.Pick(rng, f.set_size);
-        names.clear();
-        for (uint32_t k : keys) names.push_back(key_name(k));
-        auto values = (*client)->MultiGet(names);
-        if (!values.ok() && values.status().code() == StatusCode::kAborted) {
-          ++retried;  // a repair read found its version reclaimed: read again
-          continue;
-        }
-        if (!values.ok()) {
-          ++errors;
-          note(first_error, values.status().ToString());
-          continue;
-        }
-        ++reads;
-        std::string why;
-        if (registry.Fractured(keys, *values, &why)) {
-          ++fractured;
-          note(first_fracture, why);
-        }
-      }
-      std::lock_guard lock(report_mu);
-      readers_stats += (*client)->stats();
-    });
-  }
-  for (auto& t : threads) t.join();
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  const uint64_t total = writes + reads;
-
-  std::printf(
-      "read-atomic check: isolation %s, transport %s, get %s, put %s, %zu nodes x %u "
-      "partitions, %u writers, %u readers, %u keys, set size %u\n",
-      f.client.isolation.c_str(), transport_name.c_str(),
-      std::string(txn::GetModeName(base->get_mode)).c_str(),
-      std::string(txn::PutModeName(base->put_mode)).c_str(), config.nodes.size(),
-      config.kv.partitions_per_node, f.writers, f.readers, f.keys, f.set_size);
-  std::printf(
-      "writes %llu  reads %llu  fractured %llu  errors %llu  repair rounds %llu  txn/s %.0f  "
-      "(%.2f s)\n",
-      static_cast<unsigned long long>(writes.load()), static_cast<unsigned long long>(reads.load()),
-      static_cast<unsigned long long>(fractured.load()),
-      static_cast<unsigned long long>(errors.load()),
-      static_cast<unsigned long long>(readers_stats.repair_rounds), seconds > 0 ? total / seconds : 0.0,
-      seconds);
-  if (base->get_mode == txn::GetMode::kRead) {
-    std::printf("GET*: slot reads %llu  refused %llu  cache misses %llu\n",
-                static_cast<unsigned long long>(readers_stats.slot_reads),
-                static_cast<unsigned long long>(readers_stats.slot_rejects),
-                static_cast<unsigned long long>(readers_stats.cache_misses));
-  }
-  if (retried > 0) {
-    std::printf("reads retried (a version was reclaimed before the repair read): %llu\n",
-                static_cast<unsigned long long>(retried.load()));
-  }
-  if (!first_fracture.empty()) std::printf("first fractured read: %s\n", first_fracture.c_str());
-  if (!first_error.empty()) std::printf("first error: %s\n", first_error.c_str());
-  const bool pass = errors == 0 && (f.expect_fractures ? fractured > 0 : fractured == 0);
-  std::printf("%s\n", pass ? "PASS" : "FAIL");
-  return pass ? kExitOk : kExitFailure;
+  ReadAtomicRun run(f, std::move(*base));
+  run.Run();
+  return run.Report(config);
 }
 
 }  // namespace
@@ -297,7 +336,12 @@ void RegisterCheckCommand(CLI::App& app, CommandContext& ctx) {
       ->check(CLI::Range(0u, 256u))
       ->capture_default_str();
   ra->add_option("--readers", f->readers, "Reader threads")
-      ->check(CLI::Range(1u, 256u))
+      ->check(CLI::Range(0u, 256u))
+      ->capture_default_str();
+  ra->add_option("--mixed", f->mixed,
+                 "Threads that alternate a write and a read with one client (reads of keys the "
+                 "client itself just wrote, as a proxy worker does)")
+      ->check(CLI::Range(0u, 256u))
       ->capture_default_str();
   ra->add_option("--keys", f->keys, "Keys the sets are drawn from")
       ->check(CLI::Range(2u, 1u << 24))
