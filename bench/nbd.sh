@@ -64,11 +64,13 @@ for id in 0 1 2 3; do
   node_pids+=($!)
 done
 for id in 0 1 2 3; do
+  listening=""
   for _ in $(seq 1 100); do
-    ss -ltnH "sport = :${ports[$id]}" | grep -q . && break
+    ss -ltnH "sport = :${ports[$id]}" | grep -q . && { listening=1; break; }
     kill -0 "${node_pids[$id]}" 2>/dev/null || { cat "$tmp/node$id.log" >&2; exit 1; }
     sleep 0.05
   done
+  [ -n "$listening" ] || { echo "nbd.sh: storage node $id did not listen in 5 s" >&2; exit 1; }
 done
 echo "# filling v4" >&2
 "$bin" --config "$cfg" bench volume v4 --op write --pattern sequential --seconds 2 \
@@ -81,6 +83,7 @@ PY
 dd if=/dev/urandom of="$local_file" bs=1M count=96 status=none
 
 start_server() {  # ARGS...: `rampart nbd ARGS --port 0`; sets $uri
+  : > "$tmp/server.out"  # emptied here: the previous server's URI must not be read
   "$bin" --config "$cfg" nbd "$@" --port 0 > "$tmp/server.out" 2> "$tmp/server.err" &
   server_pid=$!
   for _ in $(seq 1 200); do

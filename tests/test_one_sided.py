@@ -55,9 +55,11 @@ def test_no_isolation_fractures(ucx_cluster, get, put):
 
 
 def test_clients_that_read_their_own_writes_read_atomically(ucx_cluster):
-    # Mixed threads write and read with one client, as a proxy worker does: a
-    # GET* client then reads keys at the addresses its own PREPAREs returned
-    # (RETURN_SLOTS), not only at those GET replies taught it.
+    # Mixed threads write a key set and read it back with one client, as a
+    # proxy worker does: a GET* client reads those keys at the addresses its
+    # own PREPAREs returned (RETURN_SLOTS); without them the addresses it had
+    # were superseded by its own write and nearly every slot read is refused
+    # (45 accepted, 9,883 refused over tcp when the flag was turned off).
     n = TRANSACTIONS[ucx_cluster.flavour]
     r = check(ucx_cluster, "ramp", "read", "ring", "--writers", "0", "--readers", "0",
               "--mixed", "4", "--transactions", str(n), "--seconds", str(SECONDS))
@@ -69,8 +71,8 @@ def test_clients_that_read_their_own_writes_read_atomically(ucx_cluster):
     assert fractured == 0 and errors == 0 and writes > 0 and reads > 0
     slots = re.search(r"GET\*: slot reads (\d+)  refused (\d+)  cache misses (\d+)", r.stdout)
     assert slots, r.stdout
-    accepted, _, _ = map(int, slots.groups())
-    assert accepted > 0, "GET* never read a slot one-sidedly"
+    accepted, refused, _ = map(int, slots.groups())
+    assert accepted > refused, "a client's reads of its own writes were mostly refused"
     # The same threads without isolation must fracture: the check sees them.
     r = check(ucx_cluster, "none", "read", "ring", "--writers", "0", "--readers", "0",
               "--mixed", "4", "--expect-fractures", "--seconds", "20")

@@ -6,9 +6,10 @@
 // threads each repeatedly pick S distinct keys out of K and MultiPut one
 // transaction id ("w<thread>-<n>") to all of them; R reader threads MultiGet S
 // random distinct keys and look for fractured reads; M mixed threads alternate
-// the two with one client, so they also read keys they wrote themselves (GET*
-// then reads addresses learnt from its own PREPAREs). Every thread owns its
-// own txn::Client (distinct client ids). Keys carry a per-run prefix, so a key
+// the two with one client, each read being of the set it has just written
+// (GET* then reads at addresses learnt from its own PREPAREs, while the other
+// threads overwrite some of those keys). Every thread owns its own
+// txn::Client (distinct client ids). Keys carry a per-run prefix, so a key
 // never written in this run reads as absent ("initial").
 //
 // Fractured read. Writers publish, under one mutex, per transaction id its key
@@ -193,11 +194,13 @@ class ReadAtomicRun {
     std::random_device seed;
     std::mt19937_64 rng(seed() ^ (uint64_t{index} << 32));
     KeyPicker picker(f_.keys);
+    std::vector<uint32_t> written;  // a mixed thread's last write set
     for (uint64_t n = 0; Claim(); ++n) {
       if (write && (!read || n % 2 == 0)) {
-        WriteOnce(**client, StrCat("w", index, "-", n), picker, rng);
+        written = picker.Pick(rng, f_.set_size);
+        WriteOnce(**client, StrCat("w", index, "-", n), written);
       } else {
-        ReadOnce(**client, picker, rng);
+        ReadOnce(**client, write ? written : picker.Pick(rng, f_.set_size));
       }
     }
     if (!read) return;
@@ -205,10 +208,8 @@ class ReadAtomicRun {
     readers_stats_ += (*client)->stats();
   }
 
-  // MultiPut of transaction id `id` to a random key set.
-  void WriteOnce(txn::Client& client, const std::string& id, KeyPicker& picker,
-                 std::mt19937_64& rng) {
-    std::vector<uint32_t> keys = picker.Pick(rng, f_.set_size);
+  // MultiPut of transaction id `id` to `keys`.
+  void WriteOnce(txn::Client& client, const std::string& id, std::vector<uint32_t> keys) {
     std::sort(keys.begin(), keys.end());
     std::vector<std::pair<std::string, std::string>> pairs;
     for (uint32_t k : keys) pairs.emplace_back(KeyName(k), id);
@@ -222,9 +223,8 @@ class ReadAtomicRun {
     }
   }
 
-  // MultiGet of a random key set, checked for a fractured read.
-  void ReadOnce(txn::Client& client, KeyPicker& picker, std::mt19937_64& rng) {
-    const std::vector<uint32_t> keys = picker.Pick(rng, f_.set_size);
+  // MultiGet of `keys`, checked for a fractured read.
+  void ReadOnce(txn::Client& client, const std::vector<uint32_t>& keys) {
     std::vector<std::string> names;
     for (uint32_t k : keys) names.push_back(KeyName(k));
     auto values = client.MultiGet(names);
@@ -339,8 +339,8 @@ void RegisterCheckCommand(CLI::App& app, CommandContext& ctx) {
       ->check(CLI::Range(0u, 256u))
       ->capture_default_str();
   ra->add_option("--mixed", f->mixed,
-                 "Threads that alternate a write and a read with one client (reads of keys the "
-                 "client itself just wrote, as a proxy worker does)")
+                 "Threads that alternate a write and a read of the keys just written, with one "
+                 "client (a client reading its own writes, as a proxy worker does)")
       ->check(CLI::Range(0u, 256u))
       ->capture_default_str();
   ra->add_option("--keys", f->keys, "Keys the sets are drawn from")

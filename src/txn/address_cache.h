@@ -3,7 +3,7 @@
 // read can fetch it with one one-sided read instead of a message.
 //
 //   AddressCache cache(1 << 20);
-//   cache.Put(key, {epoch, reply.slot});                   // from a GET+ reply
+//   cache.Put(key, {partition, epoch, reply.slot});        // from a GET+ reply
 //   if (const AddressCache::Entry* e = cache.Find(key)) {
 //     ... read e->slot.bytes at e->slot.offset one-sidedly ...
 //     auto got = ParseSlotRead(bytes, key, e->slot);      // checks everything
@@ -35,9 +35,11 @@ namespace rampart::txn::internal {
 
 class AddressCache {
  public:
-  // The key's partition follows from the key (kv::Placement), so it is not
-  // stored; the epoch is that partition's.
+  // A key may live on several partitions (the proxy's replicas): an address
+  // is only good for reads of the partition it was learnt from, and the
+  // epoch is that partition's.
   struct Entry {
+    uint32_t partition = 0;
     uint64_t epoch = 0;  // of the partition's connection when learnt
     kv::wire::SlotAddress slot;
   };

@@ -15,15 +15,16 @@ namespace wire = kv::wire;
 TEST(AddressCacheTest, PutFindEraseAndBound) {
   AddressCache cache(2);
   EXPECT_EQ(cache.Find("a"), nullptr);
-  cache.Put("a", {7, wire::SlotAddress{64, 100, 3}});
+  cache.Put("a", {2, 7, wire::SlotAddress{64, 100, 3}});
   ASSERT_NE(cache.Find("a"), nullptr);
+  EXPECT_EQ(cache.Find("a")->partition, 2u);
   EXPECT_EQ(cache.Find("a")->epoch, 7u);
   EXPECT_EQ(cache.Find("a")->slot, (wire::SlotAddress{64, 100, 3}));
-  cache.Put("a", {8, wire::SlotAddress{128, 100, 4}});  // replaced, not added
+  cache.Put("a", {2, 8, wire::SlotAddress{128, 100, 4}});  // replaced, not added
   EXPECT_EQ(cache.size(), 1u);
   EXPECT_EQ(cache.Find("a")->slot.gen, 4u);
-  cache.Put("b", {1, {}});
-  cache.Put("c", {1, {}});  // full: one of a, b makes room
+  cache.Put("b", {0, 1, {}});
+  cache.Put("c", {0, 1, {}});  // full: one of a, b makes room
   EXPECT_EQ(cache.size(), 2u);
   EXPECT_NE(cache.Find("c"), nullptr);
   cache.Erase("c");

@@ -111,6 +111,27 @@ TEST(BatchSlotsTest, AGetStarClientReadsItsBatchWritesOneSidedly) {
   }
 }
 
+// A key written to two replicas: its address is kept for the partition it
+// was learnt from, so a read of the other replica never tries it (before, the
+// last replica's address was read in the first one's arena and refused).
+TEST(BatchSlotsTest, AReplicaIsNeverReadAtAnotherReplicasAddress) {
+  LocalCluster cluster(3, 5000, "ucx");
+  auto client = cluster.Connect(GetMode::kRead, PutMode::kRpc);
+  ASSERT_NE(client, nullptr);
+  std::vector<std::string> keys{"r0", "r1", "r2", "r3", "r4", "r5"};
+  std::vector<BatchTxn> put{WriteTxn(keys, "v", 3, /*replicas=*/2)};
+  client->RunBatch(put, /*coalesce=*/true);
+  ASSERT_TRUE(put[0].status.ok()) << put[0].status.ToString();
+  for (uint32_t shift : {0u, 1u}) {  // the home replica, then the next one
+    std::vector<BatchTxn> get{ReadTxn(keys, 3, shift)};
+    client->RunBatch(get, /*coalesce=*/true);
+    ASSERT_TRUE(get[0].status.ok()) << get[0].status.ToString();
+    EXPECT_EQ(get[0].values, std::vector<std::optional<std::string>>(keys.size(), "v"));
+  }
+  EXPECT_EQ(client->stats().slot_rejects, 0u);
+  EXPECT_EQ(client->stats().slot_reads + client->stats().cache_misses, 2 * keys.size());
+}
+
 TEST_P(BatchTest, ReplicasAreWrittenInOneTransactionAndReadFromAny) {
   LocalCluster cluster(3, 5000, backend);
   auto client = cluster.Connect(GetMode::kRpc, PutMode::kRpc);

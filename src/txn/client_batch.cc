@@ -55,7 +55,9 @@ void Fail(BatchTxn& txn, const Status& status, uint32_t partition) {
 }
 
 // Calls fn(unit, prepare, its call) for each PREPARE of a unit that committed
-// on every partition, in timestamp order. unit_of[r] is prepares[r]'s unit.
+// on every partition, in the order of `prepares` (RunBatch builds them in
+// timestamp order, so of two units writing a key the later one's call comes
+// last). unit_of[r] is prepares[r]'s unit.
 template <typename Fn>
 void ForEachCommittedPrepare(std::span<const OutgoingRequest> prepares,
                              std::span<const Call> calls, std::span<WriteUnit* const> unit_of,

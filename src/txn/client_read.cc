@@ -76,7 +76,7 @@ void Client::Impl::TakeGetResults(std::span<const std::string_view> keys,
       results[i] = calls[r].results[j];
       if (!cache) continue;
       if (results[i].found) {
-        addresses_.Put(keys[i], {calls[r].epoch, results[i].slot});
+        addresses_.Put(keys[i], {gets[r].partition, calls[r].epoch, results[i].slot});
       } else {
         addresses_.Erase(keys[i]);
       }
@@ -88,13 +88,13 @@ void Client::Impl::TakeGetResults(std::span<const std::string_view> keys,
 void Client::Impl::RememberWrittenSlots(std::span<const internal::WriteOp> writes,
                                        const OutgoingRequest& req, const Call& call) {
   if (!call.status.ok() || !ReadsSlots(req.partition)) return;
-  if (call.slots.size() != req.indices.size()) return;  // not asked, or an older node
+  if (call.slots.size() != req.indices.size()) return;  // the flag was not set
   for (size_t j = 0; j < req.indices.size(); ++j) {
     const std::string_view key = writes[req.indices[j]].key;
     if (call.slots[j].bytes == 0) {
       addresses_.Erase(key);
     } else {
-      addresses_.Put(key, {call.epoch, call.slots[j]});
+      addresses_.Put(key, {req.partition, call.epoch, call.slots[j]});
     }
   }
 }
@@ -140,7 +140,8 @@ Result<std::vector<size_t>> Client::Impl::ReadSlots(std::span<const std::string_
     }
     for (size_t i : g.indices) {
       const internal::AddressCache::Entry* e = addresses_.Find(keys[i]);
-      if (!live || e == nullptr || e->epoch != links_[g.partition].epoch ||
+      if (!live || e == nullptr || e->partition != g.partition ||
+          e->epoch != links_[g.partition].epoch ||
           e->slot.bytes > options_.limits.max_message_bytes) {
         ++stats_.cache_misses;
         misses.push_back(i);
