@@ -60,6 +60,9 @@ class OwnerThreadDevice final : public BlockDevice {
   Status Read(uint64_t offset, std::span<std::byte> out) override {
     return Call([&] { return device_.Read(offset, out); }, false);
   }
+  Status ReadMany(std::span<const ReadRange> reads) override {
+    return Call([&] { return device_.ReadMany(reads); }, false);
+  }
   Status Write(uint64_t offset, std::span<const std::byte> data) override {
     return Call([&] { return device_.Write(offset, data); }, true);
   }

@@ -13,7 +13,9 @@
 // thread-safety, and because all connections are served by that one thread
 // a FLUSH covers the writes of every connection (the export advertises
 // CAN_MULTI_CONN). Requests of one connection are executed and answered in
-// the order they arrive; sockets are non-blocking, with a buffer per
+// the order they arrive, except that READs already received back to back go
+// to the device in one ReadMany (up to 64, answered in order), which a volume
+// overlaps; sockets are non-blocking, with a buffer per
 // connection in each direction. A connection whose replies pile up unread
 // (max_request_bytes of them or more) is not read from until they drain.
 //

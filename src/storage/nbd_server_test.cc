@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -571,6 +573,85 @@ TEST_F(NbdServerTest, PipelinedRequestsAreAnsweredInOrder) {
     ASSERT_EQ(data, RandomBytes(length, 1000 + i)) << i;
   }
   sender.join();
+}
+
+// A RAM device that counts how READs reach it and can refuse ReadMany, or
+// Read at one offset.
+class BatchProbeDevice final : public BlockDevice {
+ public:
+  explicit BatchProbeDevice(RamBlockDevice& ram) : ram_(ram) {}
+  uint64_t size() const override { return ram_.size(); }
+  uint32_t preferred_block_size() const override { return ram_.preferred_block_size(); }
+  Status Read(uint64_t offset, std::span<std::byte> out) override {
+    if (offset == bad_offset) return IoError("no good at ", offset);
+    return ram_.Read(offset, out);
+  }
+  Status ReadMany(std::span<const ReadRange> reads) override {
+    ++batches;
+    largest_batch = std::max(largest_batch, reads.size());
+    if (fail_batches) return IoError("batch refused");
+    return BlockDevice::ReadMany(reads);
+  }
+  Status Write(uint64_t offset, std::span<const std::byte> data) override {
+    return ram_.Write(offset, data);
+  }
+  Status Flush() override { return ram_.Flush(); }
+  Status Trim(uint64_t offset, uint64_t length) override { return ram_.Trim(offset, length); }
+
+  // Set before clients connect; read after they are answered.
+  std::atomic<bool> fail_batches{false};
+  uint64_t bad_offset = UINT64_MAX;
+  size_t batches = 0, largest_batch = 0;
+
+ private:
+  RamBlockDevice& ram_;
+};
+
+// READs sent back to back reach the device as ReadMany batches and are
+// answered in order; an invalid READ in the middle ends a batch and gets its
+// own error; a batch the device refuses is retried read by read, so only the
+// READ that fails alone gets EIO.
+TEST(NbdServerBatchTest, BackToBackReadsAreBatchedAndAnsweredOneByOne) {
+  auto ram = RamBlockDevice::Create(kDeviceBytes);
+  ASSERT_TRUE(ram.ok());
+  const std::vector<std::byte> content = RandomBytes(kDeviceBytes, 4242);
+  ASSERT_TRUE((*ram)->Write(0, content).ok());
+  for (bool fail_batches : {false, true}) {
+    BatchProbeDevice device(**ram);
+    device.fail_batches = fail_batches;
+    device.bad_offset = fail_batches ? uint64_t{110} * 4096 : UINT64_MAX;  // read 30's
+    auto server = NbdServer::Start({.port = 0, .export_name = kExport,
+                                    .max_request_bytes = kMaxRequest}, device);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    RawClient c;
+    c.Open((*server)->port());
+    constexpr int kReads = 150;
+    auto offset_of = [](int i) { return uint64_t((i * 37) % 1000) * 4096; };
+    std::vector<std::byte> stream;
+    for (int i = 0; i < kReads; ++i) {
+      const uint64_t offset = i == 60 ? kDeviceBytes : offset_of(i);  // 60: past the end
+      nbd::AppendRequest(stream, {.type = nbd::cmd::kRead, .cookie = uint64_t(i),
+                                  .offset = offset, .length = 4096});
+    }
+    std::thread sender([&] { EXPECT_TRUE(c.SendAll(stream)); });
+    for (int i = 0; i < kReads; ++i) {
+      std::vector<std::byte> data;
+      if (i == 60) {
+        ASSERT_EQ(c.ReadReply(uint64_t(i)), nbd::err::kInval) << i;
+        continue;
+      }
+      if (offset_of(i) == device.bad_offset) {
+        ASSERT_EQ(c.ReadReply(uint64_t(i)), nbd::err::kIo) << i;  // and no data follows
+        continue;
+      }
+      ASSERT_EQ(c.ReadReply(uint64_t(i), 4096, &data), nbd::err::kOk) << i;
+      ASSERT_TRUE(std::equal(data.begin(), data.end(), content.begin() + offset_of(i))) << i;
+    }
+    sender.join();
+    (*server)->Stop();
+    EXPECT_GT(device.largest_batch, 1u) << "fail_batches " << fail_batches;
+    EXPECT_LE(device.largest_batch, 64u);
+  }
 }
 
 TEST_F(NbdServerTest, RequestsArrivingByteByByteAreReassembled) {

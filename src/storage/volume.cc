@@ -346,6 +346,7 @@ uint32_t Volume::preferred_block_size() const {
   return static_cast<uint32_t>(impl_->layout.cell_bytes());
 }
 Status Volume::Read(uint64_t offset, std::span<std::byte> out) { return impl_->Read(offset, out); }
+Status Volume::ReadMany(std::span<const ReadRange> reads) { return impl_->ReadMany(reads); }
 Status Volume::Write(uint64_t offset, std::span<const std::byte> data) {
   return impl_->Write(offset, data);
 }

@@ -187,6 +187,9 @@ class Volume final : public BlockDevice {
   uint64_t size() const override;
   uint32_t preferred_block_size() const override;  // cell_bytes
   Status Read(uint64_t offset, std::span<std::byte> out) override;
+  // The pieces of every read in the same windows: a batch of small random
+  // reads costs about one storage round trip, not one each.
+  Status ReadMany(std::span<const ReadRange> reads) override;
   Status Write(uint64_t offset, std::span<const std::byte> data) override;
   // Flushes every live node (fdatasync), then clears intent records that have
   // been idle for clear_delay.

@@ -113,6 +113,9 @@ struct Volume::Impl {
 
   // ---- volume_read.cc: reads (healthy, degraded, steered) ----
   Status Read(uint64_t offset, std::span<std::byte> out);
+  Status ReadMany(std::span<const BlockDevice::ReadRange> reads);
+  // Reads `pieces` (Map's, buffer_offset into `out`) in windows.
+  Status ReadPieces(const std::vector<Piece>& pieces, std::span<std::byte> out);
   // Feeds the nodes' loads to `steering` (once per read window).
   void UpdateSteering();
 

@@ -49,6 +49,35 @@ void Volume::Impl::UpdateSteering() {
 
 Status Volume::Impl::Read(uint64_t offset, std::span<std::byte> out) {
   RAMPART_ASSIGN_OR_RETURN(std::vector<Piece> pieces, layout.Map(offset, out.size()));
+  return ReadPieces(pieces, out);
+}
+
+Status Volume::Impl::ReadMany(std::span<const BlockDevice::ReadRange> reads) {
+  if (reads.size() == 1) return Read(reads[0].offset, reads[0].out);
+  // The reads' pieces, laid end to end in one staging buffer, and kept in
+  // stripe order so that a piece read around its node finds the cells other
+  // reads fetch of its stripe next to it (ReadPieces looks for them there).
+  std::vector<Piece> pieces;
+  size_t total = 0;
+  for (const BlockDevice::ReadRange& r : reads) {
+    RAMPART_ASSIGN_OR_RETURN(std::vector<Piece> mine, layout.Map(r.offset, r.out.size()));
+    for (Piece& p : mine) p.buffer_offset += total;
+    pieces.insert(pieces.end(), mine.begin(), mine.end());
+    total += r.out.size();
+  }
+  std::stable_sort(pieces.begin(), pieces.end(),
+                   [](const Piece& a, const Piece& b) { return a.stripe < b.stripe; });
+  std::vector<std::byte> staging(total);
+  RAMPART_RETURN_IF_ERROR(ReadPieces(pieces, staging));
+  size_t at = 0;
+  for (const BlockDevice::ReadRange& r : reads) {
+    std::memcpy(r.out.data(), staging.data() + at, r.out.size());
+    at += r.out.size();
+  }
+  return Status::Ok();
+}
+
+Status Volume::Impl::ReadPieces(const std::vector<Piece>& pieces, std::span<std::byte> out) {
   (void)ClearIdleIntents(false);
   const uint32_t k1 = layout.node_count();
   const size_t budget = pool->capacity() / 2;
