@@ -165,7 +165,41 @@ void ForEachMessageSet(bool coalesce, std::span<const ReadPart> reads,
   }
 }
 
+// The values of the reads that succeeded, into their transactions.
+void TakeReadValues(std::span<ReadPart> reads, std::span<const wire::GetResult> results) {
+  for (ReadPart& part : reads) {
+    if (!part.txn->status.ok()) continue;
+    part.txn->values.reserve(part.position.size());
+    part.txn->versions.reserve(part.position.size());
+    for (size_t p : part.position) {
+      const wire::GetResult& r = results[part.first + p];
+      part.txn->values.push_back(internal::VisibleValue(r));
+      part.txn->versions.push_back(r.found ? r.ts : 0);
+      if (r.found) part.txn->read_ts = std::max(part.txn->read_ts, r.ts);
+    }
+  }
+}
+
 }  // namespace
+
+// One RunBatch: its plan and what its rounds pass on.
+struct BatchRun {
+  bool coalesce = false;
+  bool ramp = false;
+  // Plan: the read transactions' distinct keys laid end to end.
+  std::vector<std::string_view> keys;
+  std::vector<uint32_t> partitions;  // per combined key
+  std::vector<ReadPart*> owner;      // combined index -> its transaction
+  std::vector<ReadPart> reads;
+  WritePlan plan;
+  // Round 1: the reads' GETs (the first get_count requests), then the PREPAREs.
+  std::vector<wire::GetResult> results;  // per combined key
+  ReplyHolds holds;                      // what `results` view into
+  std::vector<OutgoingRequest> round1;
+  size_t get_count = 0;
+  std::vector<WriteUnit*> request_unit;  // round-1 request (after the GETs) -> its write unit
+  std::vector<Call> calls;               // round 1's
+};
 
 void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
   for (BatchTxn& t : txns) {
@@ -180,15 +214,26 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
     return;
   }
   stats_.transactions += txns.size();
-  const bool ramp = options_.isolation == Isolation::kRamp;
+  BatchRun run;
+  run.coalesce = coalesce;
+  run.ramp = options_.isolation == Isolation::kRamp;
+  PlanBatch(txns, run);
+  BatchFirstRound(run);
+  BatchSecondRound(run);
+  ForEachCommittedPrepare(std::span<const OutgoingRequest>(run.round1).subspan(run.get_count),
+                          std::span<const Call>(run.calls).subspan(run.get_count),
+                          run.request_unit,
+                          [&](const WriteUnit& unit, const OutgoingRequest& req, const Call& c) {
+                            RememberWrittenSlots(unit.ops, req, c);
+                          });
+  TakeReadValues(run.reads, run.results);
+}
 
-  // ---- Plan: the combined read keys and the write transactions.
-  std::vector<std::string_view> keys;
-  std::vector<uint32_t> partitions;
-  std::vector<ReadPart*> owner;  // combined index -> its transaction
-  std::vector<ReadPart> reads;
-  WritePlan plan;
-  std::list<WriteUnit>& units = plan.units;
+// The plan: the read transactions' keys combined, the write transactions in
+// units.
+void Client::Impl::PlanBatch(std::span<BatchTxn> txns, BatchRun& run) {
+  auto [keys, partitions, owner, reads, plan] = std::tie(run.keys, run.partitions, run.owner,
+                                                          run.reads, run.plan);
   reads.reserve(txns.size());
   for (BatchTxn& t : txns) {
     if (!t.reads.empty() && !t.writes.empty()) {
@@ -210,16 +255,22 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
         part.position.push_back(it->second);
       }
     } else if (!t.writes.empty()) {
-      PlanWrite(t, ramp, coalesce, plan);
+      PlanWrite(t, run.ramp, run.coalesce, plan);
     }
   }
   for (ReadPart& part : reads) {
     for (size_t k = 0; k < part.count; ++k) owner.push_back(&part);
   }
 
-  // ---- Round 1: reads' GET (after GET*'s one-sided reads), writes' PREPARE.
-  std::vector<wire::GetResult> results(keys.size());
-  ReplyHolds holds;
+}
+
+// Round 1: the reads' GET (after GET*'s one-sided reads), the writes' PREPARE.
+void Client::Impl::BatchFirstRound(BatchRun& run) {
+  auto [keys, partitions, owner, reads, results, holds] =
+      std::tie(run.keys, run.partitions, run.owner, run.reads, run.results, run.holds);
+  auto [round1, request_unit, calls] = std::tie(run.round1, run.request_unit, run.calls);
+  const bool coalesce = run.coalesce;
+  results.resize(keys.size());
   std::vector<size_t> misses;  // combined indices left for a GET (ascending)
   bool slots_read = false;
   if (AnySlotReads() && !keys.empty()) {
@@ -235,7 +286,6 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
     misses.resize(keys.size());
     for (size_t i = 0; i < keys.size(); ++i) misses[i] = i;
   }
-  std::vector<OutgoingRequest> round1;
   // GETs over the combined indices in `subset` (ascending).
   auto add_gets = [&](std::span<const size_t> subset) {
     if (subset.empty()) return;
@@ -250,9 +300,8 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
                      round1);
   };
   ForEachMessageSet(coalesce, reads, misses, add_gets);
-  const size_t get_count = round1.size();
-  std::vector<WriteUnit*> request_unit;  // round-1 request (after the GETs) -> its write unit
-  for (WriteUnit& unit : units) {
+  const size_t get_count = run.get_count = round1.size();
+  for (WriteUnit& unit : run.plan.units) {
     unit.groups = internal::GroupByPartition(unit.partitions);
     unit.ts = timestamps_->NextAfter(unit.after_ts);
     auto prepares = internal::BuildPrepareRequests(
@@ -265,7 +314,6 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
   }
   std::vector<Route> routes(round1.size(), WriteRoute());
   for (size_t r = 0; r < get_count; ++r) routes[r] = ReadRoute(round1[r].partition);
-  std::vector<Call> calls;
   (void)Exchange(round1, calls, routes, coalesce);  // statuses are per call
 
   TakeGetResults(keys, std::span<const OutgoingRequest>(round1).first(get_count),
@@ -279,10 +327,16 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
     }
   }
 
-  // ---- Round 2: reads' repairs (ramp), writes' COMMITs.
+}
+
+// Round 2: the reads' repairs (ramp), the two-round writes' COMMITs.
+void Client::Impl::BatchSecondRound(BatchRun& run) {
+  auto [keys, partitions, owner, reads, results, holds] =
+      std::tie(run.keys, run.partitions, run.owner, run.reads, run.results, run.holds);
+  const bool coalesce = run.coalesce;
   std::vector<OutgoingRequest> round2;
   std::vector<uint64_t> need(keys.size(), kNoTimestamp);
-  if (ramp) {
+  if (run.ramp) {
     std::vector<size_t> behind;  // combined indices needing a repair read
     for (const ReadPart& part : reads) {
       if (!part.txn->status.ok()) continue;
@@ -317,7 +371,7 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
   }
   const size_t repair_count = round2.size();
   std::vector<WriteUnit*> commit_unit;
-  for (WriteUnit& unit : units) {
+  for (WriteUnit& unit : run.plan.units) {
     // A failed PREPARE never commits (the unit's members failed together).
     if (!unit.two_rounds || !unit.members[0]->status.ok()) continue;
     for (OutgoingRequest& req :
@@ -327,12 +381,12 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
     }
   }
   if (!round2.empty()) {
-    routes.assign(round2.size(), WriteRoute());
+    std::vector<Route> routes(round2.size(), WriteRoute());
     for (size_t r = 0; r < repair_count; ++r) routes[r] = ReadRoute(round2[r].partition);
-    std::vector<Call> calls2;
-    (void)Exchange(round2, calls2, routes, coalesce);
+    std::vector<Call> calls;
+    (void)Exchange(round2, calls, routes, coalesce);
     for (size_t r = 0; r < round2.size(); ++r) {
-      const Call& call = calls2[r];
+      const Call& call = calls[r];
       if (r >= repair_count) {
         // Committed on some partitions at most: readers repair the rest.
         if (!call.status.ok()) FailUnit(*commit_unit[r - repair_count], call.status, call.partition);
@@ -360,24 +414,6 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
     }
   }
 
-  ForEachCommittedPrepare(std::span<const OutgoingRequest>(round1).subspan(get_count),
-                          std::span<const Call>(calls).subspan(get_count), request_unit,
-                          [&](const WriteUnit& unit, const OutgoingRequest& req, const Call& c) {
-                            RememberWrittenSlots(unit.ops, req, c);
-                          });
-
-  // ---- Values of the reads that succeeded.
-  for (ReadPart& part : reads) {
-    if (!part.txn->status.ok()) continue;
-    part.txn->values.reserve(part.position.size());
-    part.txn->versions.reserve(part.position.size());
-    for (size_t p : part.position) {
-      const wire::GetResult& r = results[part.first + p];
-      part.txn->values.push_back(internal::VisibleValue(r));
-      part.txn->versions.push_back(r.found ? r.ts : 0);
-      if (r.found) part.txn->read_ts = std::max(part.txn->read_ts, r.ts);
-    }
-  }
 }
 
 Status Client::Impl::ToEveryPartition(wire::MsgType type, std::vector<Call>& calls) {

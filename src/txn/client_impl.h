@@ -50,6 +50,8 @@ using ReplyHolds = std::vector<std::shared_ptr<const std::vector<std::byte>>>;
 
 // GET*'s one-sided reads of a round (client_read.cc).
 struct SlotReads;
+// One RunBatch's state across its rounds (client_batch.cc).
+struct BatchRun;
 
 // Which path a request takes: two-sided messages or the message channel.
 enum class Route { kRpc, kRing };
@@ -200,6 +202,15 @@ class Client::Impl {
   // client_batch.cc
  public:
   void RunBatch(std::span<BatchTxn> txns, bool coalesce);
+
+ private:
+  // RunBatch's steps (client_batch.cc): the plan (combined read keys, write
+  // units), round 1 (GET* and GETs, PREPAREs), round 2 (repairs, COMMITs).
+  void PlanBatch(std::span<BatchTxn> txns, BatchRun& run);
+  void BatchFirstRound(BatchRun& run);
+  void BatchSecondRound(BatchRun& run);
+
+ public:
   // COUNT or FLUSH to every partition; the calls answer partition by partition.
   Status ToEveryPartition(kv::wire::MsgType type, std::vector<Call>& calls);
   Result<Client::KeyPage> ScanKeys(uint32_t partition, const kv::wire::ScanRequest& scan);
