@@ -110,7 +110,10 @@ Status Volume::Impl::ReadPieces(const std::vector<Piece>& pieces, std::span<std:
       while (last + 1 < window.size() && same_stripe(last + 1)) ++last;
       for (size_t j = first; j <= last; ++j) {
         const PieceRead& q = window[j];
-        if (j != i && !q.around && q.cols.lo <= r.cols.lo && r.cols.hi <= q.cols.hi) {
+        // Not another copy of r's own cell (ReadMany's reads may overlap):
+        // the reconstruction writes r's cell into its source slot.
+        if (j != i && !q.around && q.piece->node_index != *r.around &&
+            q.cols.lo <= r.cols.lo && r.cols.hi <= q.cols.hi) {
           r.source[q.piece->node_index] = static_cast<int>(j);
         }
       }
