@@ -128,7 +128,9 @@ import sys, tomllib
 c = tomllib.load(open(sys.argv[1], "rb"))
 if c.get("storage_nodes"):
     sys.exit("redis_benchmark.sh: the embedded default has [[storage_nodes]]; their ports are not moved yet")
-print(len(c["nodes"]) + 1, c.get("kv", {}).get("partitions_per_node", 1))
+ppn = c.get("kv", {}).get("partitions_per_node", 1)
+# "auto" picks at most 8 partitions per node (docs/configuration.md): reserve that many ports.
+print(len(c["nodes"]) + 1, 8 if ppn == "auto" else ppn)
 PY
 )
   local ports
@@ -256,7 +258,7 @@ if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then com
 binary=""
 if $has_rampart; then
   binary="$src_bin, built $(date -u -r "$src_bin" +%Y-%m-%dT%H:%M:%SZ), sha256 $(sha256sum "$tmp/rampart" | cut -c1-16)"
-  "$tmp/rampart" config default > "$out/runs/rampart-default.toml"
+  "$tmp/rampart" config show > "$out/runs/rampart-default.toml"  # the default, "auto"s resolved
 fi
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "redis-benchmark default tests: systems [$systems], -n $n -c $clients, $reps run(s) each," \
