@@ -38,6 +38,8 @@ server_pid=""
 local_file=/dev/shm/rampart-nbd-bench-$$
 stop_all() {
   local pid
+  [ -z "$client_pid" ] || stop_pid "$client_pid"  # a fio or bench run (bench/cluster.sh)
+  client_pid=""
   [ -z "$server_pid" ] || stop_pid "$server_pid"
   server_pid=""
   for pid in "${node_pids[@]}"; do stop_pid "$pid"; done
@@ -102,15 +104,18 @@ fio_run() {  # TARGET PATTERN REP
   [ "$pattern" = random ] && io=(--rw=randread --bs=4k --iodepth=32 --randrepeat=0)
   local where=(--ioengine=nbd "--uri=$uri")
   [ "$target" = local ] && where=(--ioengine=io_uring "--filename=$local_file")
+  # In the background: a signal then reaches the script's trap at once (bench/cluster.sh).
   fio --name="$target-$pattern" "${where[@]}" "${io[@]}" --size=96M --time_based \
-    --runtime="$secs" --output-format=json --output="$out/$target-$pattern-r$rep.json" > /dev/null
+    --runtime="$secs" --output-format=json --output="$out/$target-$pattern-r$rep.json" > /dev/null &
+  wait_child $!
 }
 
 direct_run() {  # PATTERN REP
   local extra=()
   [ "$1" = random ] && extra=(--block-size 4KiB)
   "$bin" --config "$cfg" bench volume v4 --pattern "$1" --steering off --seconds "$secs" \
-    "${extra[@]}" --json "$out/direct-$1-r$2.json" > /dev/null
+    "${extra[@]}" --json "$out/direct-$1-r$2.json" > /dev/null &
+  wait_child $!
 }
 
 for rep in $(seq 1 "$reps"); do
