@@ -13,6 +13,9 @@
 #   stop_cluster             SIGTERM by PID and wait
 #   stop_up_children         SIGKILL what `up` started, after `up` itself was killed
 #   wait_ping PORT WHAT PID  up to 10 s for a redis PONG on 127.0.0.1:PORT
+#   wait_listen PORT PID LOG WHAT
+#                            up to 5 s for PID to listen on PORT (a storage node); exits
+#                            with LOG when it dies or does not
 #   wait_child PID           waits for a background client (its PID in $client_pid meanwhile)
 # Callers set nodes, partitions, spin_us and cluster_name first.
 
@@ -133,6 +136,19 @@ wait_ping() {  # PORT WHAT PID: up to 10 s for PONG on 127.0.0.1:PORT
   done
   echo "$(basename "$0"): $what on port $port did not answer PING" >&2
   return 1
+}
+
+wait_listen() {  # PORT PID LOG WHAT: up to 5 s for PID to listen on 127.0.0.1:PORT; exits with
+                 # LOG on stderr when it dies or does not listen
+  local port=$1 pid=$2 log=$3 what=$4
+  for _ in $(seq 1 100); do
+    ss -ltnH "sport = :$port" | grep -q . && return 0
+    kill -0 "$pid" 2>/dev/null || { echo "$(basename "$0"): $what exited:" >&2; cat "$log" >&2; exit 1; }
+    sleep 0.05
+  done
+  echo "$(basename "$0"): $what did not listen on port $port in 5 s" >&2
+  cat "$log" >&2
+  exit 1
 }
 
 # A foreground child would hold off the INT/TERM trap until it ends: clients run in the

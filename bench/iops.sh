@@ -112,14 +112,7 @@ start_node() {  # ENGINE PATH MIB
   node_config "$1" "$2" "$3" "$port"
   "$bin" --config "$tmp/storage.toml" storage-node --id 0 > "$tmp/node.log" 2>&1 &
   node_pid=$!
-  for _ in $(seq 1 100); do
-    if ss -ltnH "sport = :$port" | grep -q .; then return 0; fi
-    kill -0 "$node_pid" 2>/dev/null || { cat "$tmp/node.log" >&2; exit 1; }
-    sleep 0.05
-  done
-  echo "bench/iops.sh: storage-node did not listen" >&2
-  cat "$tmp/node.log" >&2
-  exit 1
+  wait_listen "$port" "$node_pid" "$tmp/node.log" "storage-node"
 }
 
 point() {  # NAME ARGS... : one bench iops run, JSON to OUT/NAME.json

@@ -66,13 +66,7 @@ for id in 0 1 2 3; do
   node_pids+=($!)
 done
 for id in 0 1 2 3; do
-  listening=""
-  for _ in $(seq 1 100); do
-    ss -ltnH "sport = :${ports[$id]}" | grep -q . && { listening=1; break; }
-    kill -0 "${node_pids[$id]}" 2>/dev/null || { cat "$tmp/node$id.log" >&2; exit 1; }
-    sleep 0.05
-  done
-  [ -n "$listening" ] || { echo "nbd.sh: storage node $id did not listen in 5 s" >&2; exit 1; }
+  wait_listen "${ports[$id]}" "${node_pids[$id]}" "$tmp/node$id.log" "storage node $id"
 done
 echo "# filling v4" >&2
 "$bin" --config "$cfg" bench volume v4 --op write --pattern sequential --seconds 2 \

@@ -106,11 +106,7 @@ start_nodes() {  # [CGROUP_PCT]: the 5 storage nodes, each in its own capped cgr
     fi
   done
   for id in 0 1 2 3 4; do
-    for _ in $(seq 1 100); do
-      ss -ltnH "sport = :${ports[$id]}" | grep -q . && break
-      kill -0 "${node_pids[$id]}" 2>/dev/null || { cat "$tmp/node$id.log" >&2; exit 1; }
-      sleep 0.05
-    done
+    wait_listen "${ports[$id]}" "${node_pids[$id]}" "$tmp/node$id.log" "storage node $id"
   done
 }
 

@@ -31,6 +31,10 @@ uint32_t ClampU32(uint64_t v) {
   return static_cast<uint32_t>(std::min<uint64_t>(v, std::numeric_limits<uint32_t>::max()));
 }
 
+wire::SlotAddress SlotOf(const VersionView& v) {
+  return wire::SlotAddress{v.slot_offset, ClampU32(v.slot_bytes), v.gen};
+}
+
 wire::GetResultIn ToResult(const VersionView& v) {
   wire::GetResultIn r;
   r.found = true;
@@ -38,7 +42,7 @@ wire::GetResultIn ToResult(const VersionView& v) {
   r.ts = v.ts;
   r.value = v.value;
   r.siblings = v.metadata;
-  r.slot = wire::SlotAddress{v.slot_offset, ClampU32(v.slot_bytes), v.gen};
+  r.slot = SlotOf(v);
   return r;
 }
 
@@ -127,7 +131,7 @@ struct PartitionExecutor::Impl {
     for (size_t i = 0; i < items.size(); ++i) {
       std::optional<VersionView> v = partition.GetByTs(items[i].key, ts);
       if (!v || (committed && !v->latest)) continue;
-      slots[i] = ToResult(*v).slot;
+      slots[i] = SlotOf(*v);
     }
     return slots;
   }

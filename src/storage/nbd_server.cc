@@ -483,8 +483,8 @@ struct NbdServer::Loop {
     }
     const nbd::Request& r = *request;
     if (r.type == nbd::cmd::kRead) {
-      if (const size_t n = ReadRun(c); n > 1) {
-        ExecuteReads(c, n);
+      if (std::vector<nbd::Request> run = ReadRun(c); run.size() > 1) {
+        ExecuteReads(c, run);
         return true;
       }
     }
@@ -510,34 +510,31 @@ struct NbdServer::Loop {
     return true;
   }
 
-  // How many READs at the front of `c.in` run as one device call: complete,
+  // The READs at the front of `c.in` that run as one device call: complete,
   // consecutive, each valid, at most kMaxBatchedReads and max_request_bytes
   // of data together. A client with several READs in flight (fio's iodepth,
   // the kernel's readahead) gets them overlapped by a device that can.
-  size_t ReadRun(const Connection& c) const {
-    size_t n = 0;
+  std::vector<nbd::Request> ReadRun(const Connection& c) const {
+    std::vector<nbd::Request> run;
     uint64_t bytes = 0;
     std::string why;
-    while (n < kMaxBatchedReads && c.in.size() >= (n + 1) * nbd::kRequestBytes) {
-      auto r = nbd::DecodeRequest(c.in.data().subspan(n * nbd::kRequestBytes));
+    while (run.size() < kMaxBatchedReads &&
+           c.in.size() >= (run.size() + 1) * nbd::kRequestBytes) {
+      auto r = nbd::DecodeRequest(c.in.data().subspan(run.size() * nbd::kRequestBytes));
       if (!r.ok() || r->type != nbd::cmd::kRead || Validate(*r, &why) != nbd::err::kOk) break;
-      if (n > 0 && bytes + r->length > options.max_request_bytes) break;
+      if (!run.empty() && bytes + r->length > options.max_request_bytes) break;
       bytes += r->length;
-      ++n;
+      run.push_back(*r);
     }
-    return n;
+    return run;
   }
 
-  // Answers the first `n` requests of `c.in` (READs that ReadRun counted) with
-  // one ReadMany, in order. If it fails, they run one by one, so that each
-  // gets its own answer (EIO for those that fail again).
-  void ExecuteReads(Connection& c, size_t n) {
-    std::vector<nbd::Request> reads;
+  // Answers `reads`, the requests at the front of `c.in` (a ReadRun), with one
+  // ReadMany, in order. If it fails, they run one by one, so that each gets
+  // its own answer (EIO for those that fail again).
+  void ExecuteReads(Connection& c, std::span<const nbd::Request> reads) {
     size_t bytes = 0;
-    for (size_t i = 0; i < n; ++i) {
-      reads.push_back(*nbd::DecodeRequest(c.in.data().subspan(i * nbd::kRequestBytes)));
-      bytes += nbd::kSimpleReplyBytes + reads.back().length;
-    }
+    for (const nbd::Request& r : reads) bytes += nbd::kSimpleReplyBytes + r.length;
     const size_t at = c.out.size();
     c.out.reserve(at + bytes);  // no reallocation below: the ranges stay valid
     std::vector<BlockDevice::ReadRange> ranges;
@@ -551,7 +548,7 @@ struct NbdServer::Loop {
       c.out.resize(at);
       for (const nbd::Request& r : reads) Execute(c, r, {});
     }
-    c.in.Consume(n * nbd::kRequestBytes);
+    c.in.Consume(reads.size() * nbd::kRequestBytes);
     c.need = nbd::kRequestBytes;
   }
 
