@@ -220,10 +220,10 @@ bool HasInteriorRoot(std::string_view stored) {
   auto ids = ReadCollectionIds(stored);
   if (!ids.ok()) return false;
   std::string_view in = stored.substr(kStoredHeaderBytes + kIdsBytes);
-  auto first = DecodeNode(&in);
-  if (!first.ok()) return false;
-  if (!first->leaf()) return true;
-  return stored[0] == static_cast<char>(ValueType::kPagedZset) && IsInteriorPage(in);
+  if (IsInteriorPage(in)) return true;
+  if (stored[0] != static_cast<char>(ValueType::kPagedZset)) return false;
+  // Skipped, not decoded: a leaf root may hold a whole small collection.
+  return SkipNode(&in).ok() && IsInteriorPage(in);
 }
 
 Result<CollectionIds> ReadCollectionIds(std::string_view stored) {

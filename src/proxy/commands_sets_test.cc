@@ -420,6 +420,28 @@ class LargeSets : public ::testing::Test {
   std::set<std::string> sa_, sb_;
 };
 
+// PageCache keeps the headers of collections with pages; HasInteriorRoot
+// tells them apart without decoding the root (a sorted set's second root is
+// found by skipping the first).
+TEST_F(LargeSets, HasInteriorRootTellsHeadersOfPagedCollections) {
+  EXPECT_TRUE(HasInteriorRoot(h_.store().at("a")));
+  h_.RunStrings({"SADD", "small", "x", "y"});
+  EXPECT_FALSE(HasInteriorRoot(h_.store().at("small")));
+  std::vector<std::string> zadd = {"ZADD", "z"};
+  for (int i = 0; i < 3000; ++i) {
+    zadd.push_back(std::to_string(i));
+    zadd.push_back("member-" + std::to_string(i) + std::string(40, 'z'));
+  }
+  h_.RunStrings(zadd);
+  EXPECT_TRUE(HasInteriorRoot(h_.store().at("z")));
+  h_.RunStrings({"ZADD", "smallz", "1", "m", "2", std::string(500, 'n')});
+  EXPECT_FALSE(HasInteriorRoot(h_.store().at("smallz")));
+  std::string cut = h_.store().at("smallz");
+  cut.resize(cut.size() - 100);  // the first root whole, the second cut
+  EXPECT_FALSE(HasInteriorRoot(cut));
+  EXPECT_FALSE(HasInteriorRoot("plain bytes"));
+}
+
 TEST_F(LargeSets, ReadsAndAlgebra) {
   EXPECT_GE(h_.Height("a"), 1u) << "the test wants a tree with pages";
   EXPECT_EQ(Run({"SCARD", "a"}), Int(5000));

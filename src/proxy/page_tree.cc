@@ -51,6 +51,13 @@ Result<std::string> GetString(std::string_view* in) {
   return s;
 }
 
+Status SkipString(std::string_view* in) {
+  RAMPART_ASSIGN_OR_RETURN(uint64_t len, GetVarint(in));
+  if (len > in->size()) return Malformed("truncated string");
+  in->remove_prefix(len);
+  return Status::Ok();
+}
+
 size_t StringBytes(std::string_view s) { return VarintBytes(s.size()) + s.size(); }
 size_t EntryBytes(const TreeEntry& e) { return StringBytes(e.key) + StringBytes(e.value); }
 size_t ChildBytes(const TreeChild& c) {
@@ -127,6 +134,23 @@ Result<TreeNode> DecodeNode(std::string_view* in) {
     if (c.count == 0) return Malformed("an empty child");
   }
   return node;
+}
+
+Status SkipNode(std::string_view* in) {
+  RAMPART_ASSIGN_OR_RETURN(uint64_t height, GetVarint(in));
+  RAMPART_ASSIGN_OR_RETURN(uint64_t n, GetVarint(in));
+  if (height > 64) return Malformed("height beyond 64");
+  if (n > in->size() / 2) return Malformed("more items than bytes");
+  for (uint64_t i = 0; i < n; ++i) {
+    if (height == 0) {
+      RAMPART_RETURN_IF_ERROR(SkipString(in));  // key
+    } else {
+      RAMPART_RETURN_IF_ERROR(GetVarint(in).status());  // page
+      RAMPART_RETURN_IF_ERROR(GetVarint(in).status());  // count
+    }
+    RAMPART_RETURN_IF_ERROR(SkipString(in));  // value, or separator
+  }
+  return Status::Ok();
 }
 
 PageTree::PageTree(PageStore* store, TreeNode root) : store_(store), root_(std::move(root)) {}

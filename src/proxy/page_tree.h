@@ -79,6 +79,10 @@ void EncodeNode(const TreeNode& node, std::string* out);
 // Decodes one node from the front of `in` and advances it past the node.
 // Corruption when truncated or malformed (counts that do not add up, ...).
 Result<TreeNode> DecodeNode(std::string_view* in);
+// Advances `in` past one encoded node without building it (no allocation):
+// for callers that only need what follows the node, or its height (the
+// node's first byte). Corruption when truncated or malformed.
+Status SkipNode(std::string_view* in);
 
 // Where a tree's pages live. Implemented over a DataView by Collection.
 class PageStore {

@@ -339,5 +339,27 @@ TEST(PageTree, DecodeRejectsEveryTruncationAndGarbage) {
   }
 }
 
+TEST(PageTree, SkipNodeEndsWhereDecodeEndsAndRejectsTruncation) {
+  TreeNode leaf;
+  leaf.entries = {{"a", "1"}, {std::string(300, 'k'), std::string(200, 'v')}, {"z", ""}};
+  TreeNode interior;
+  interior.height = 2;
+  interior.children = {{5, 3, ""}, {300, 400, "sep"}};
+  for (const TreeNode* node : {&leaf, &interior}) {
+    std::string bytes;
+    EncodeNode(*node, &bytes);
+    bytes += "after";
+    std::string_view skipped = bytes, decoded = bytes;
+    ASSERT_TRUE(SkipNode(&skipped).ok());
+    ASSERT_TRUE(DecodeNode(&decoded).ok());
+    EXPECT_EQ(skipped, "after");
+    EXPECT_EQ(skipped.data(), decoded.data());
+    for (size_t cut = 0; cut + 5 < bytes.size(); ++cut) {
+      std::string_view in(bytes.data(), cut);
+      EXPECT_FALSE(SkipNode(&in).ok()) << "cut at " << cut;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace rampart::proxy
