@@ -458,9 +458,13 @@ def pytest_generate_tests(metafunc):
 @pytest.fixture(scope="module")
 def redis_target(request, tmp_path_factory):
     """One Redis-protocol target per name and test module; tests keep apart by
-    key prefix, and those that need an empty database flush it themselves."""
+    key prefix, and those that need an empty database flush it themselves. A
+    module's PROXY_SETTINGS (key -> raw TOML), if it has one, go into the
+    proxy's [proxy] section."""
     name = request.param
-    yield from run_target(make_target(name, tmp_path_factory.mktemp(f"target-{name}")))
+    settings = getattr(request.module, "PROXY_SETTINGS", None) if name != "redis" else None
+    yield from run_target(make_target(name, tmp_path_factory.mktemp(f"target-{name}"),
+                                      proxy_settings=settings))
 
 
 @pytest.fixture(scope="module", params=TARGETS)

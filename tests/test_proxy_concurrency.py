@@ -25,6 +25,11 @@ from proxy_helpers import Raw, RespError, client, in_thread, joined, key, r  # n
 
 JOIN_TIMEOUT_S = 120
 
+# Two workers whatever the machine's cores (a 2-core machine gets one by default):
+# clients land on both, so lock waits and the joins of read-modify-writes are
+# also checked across worker threads.
+PROXY_SETTINGS = {"workers": 2}
+
 
 def run_threads(fns, timeout=JOIN_TIMEOUT_S):
     """Runs each fn() on a thread of its own, joins them all (bounded) and

@@ -21,6 +21,10 @@ import redis
 from proxy_helpers import (Raw, client, encode, error_text, in_thread, joined, key,  # noqa: F401
                            r, rank_slice, rb)
 
+# Two workers whatever the machine's cores (a 2-core machine gets one by default):
+# a parked BLPOP is also woken by a push through the other worker.
+PROXY_SETTINGS = {"workers": 2}
+
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 
 

@@ -200,9 +200,7 @@ std::vector<Child> PlanChildren(const ClusterConfig& config, const kv::Placement
     c.command = {"proxy", "--id", std::to_string(p.id)};
     c.host = p.host;
     c.ports = {p.port};
-    const uint32_t workers = config.proxy.workers != 0
-                                 ? config.proxy.workers
-                                 : std::max(1u, std::thread::hardware_concurrency());
+    const uint32_t workers = EffectiveProxyWorkers(config, UsableCores());
     c.line = StrCat(c.host, ":", c.ports[0], ", ", workers, " workers, aggregation ",
                     config.proxy.aggregate ? "on" : "off");
     children.push_back(std::move(c));

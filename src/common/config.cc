@@ -648,12 +648,20 @@ Result<ClusterConfig> LoadClusterConfig(const std::string& path) {
   return ParseClusterConfig(text, path);
 }
 
+uint32_t EffectiveProxyWorkers(const ClusterConfig& config, uint32_t cores) {
+  if (config.proxy.workers != 0) return config.proxy.workers;
+  for (const std::string& host : config.Hosts()) {
+    if (!IsLoopbackName(host)) return std::max(cores, 1u);
+  }
+  return std::max(cores / 4, 1u);
+}
+
 uint32_t EffectiveSpinMicros(const ClusterConfig& config, uint32_t cores) {
   if (config.transport.spin_us != TransportConfig::kSpinAuto) return config.transport.spin_us;
   std::map<std::string, uint32_t, std::less<>> pollers;  // by host
   for (const NodeConfig& n : config.nodes) pollers[n.host] += config.kv.partitions_per_node;
   for (const ProxyAddressConfig& p : config.ProxyProcesses()) {
-    pollers[p.host] += config.proxy.workers != 0 ? config.proxy.workers : cores;
+    pollers[p.host] += EffectiveProxyWorkers(config, cores);
   }
   for (const StorageNodeConfig& s : config.storage_nodes) pollers[s.host] += 1;
   uint32_t busiest = 0;

@@ -141,7 +141,7 @@ struct ProxyConfig {
   bool enabled = true;                 // `rampart up` starts a proxy
   std::string host = "127.0.0.1";      // listen address (check like nodes' host)
   uint16_t port = 6380;                // 1..65535
-  uint32_t workers = 0;                // 0..64; 0 = one per core
+  uint32_t workers = 0;                // 0..64; 0 = EffectiveProxyWorkers
   bool aggregate = true;               // batch the requests of all client connections of a worker per backend partition per event-loop turn (seed 003); false = one message per command, for comparison
   uint32_t batch_max_commands = 1024;  // 1..1000000: commands one turn takes at most
   uint32_t batch_wait_us = 0;          // 0..1000000: how long a turn waits for more commands when it has fewer than batch_max_commands (0 = send at once)
@@ -329,7 +329,7 @@ Result<ClusterConfig> ParseClusterConfig(std::string_view toml_text, std::string
 
 // The poll loops' spin of transport.spin_us = "auto": kAutoSpinMicros when
 // the threads that poll on the cluster file's busiest host — its kv-nodes'
-// partitions, the proxy's workers (workers = 0: `cores`), one per storage
+// partitions, the proxy's workers (EffectiveProxyWorkers), one per storage
 // node — leave a core of `cores` free (fewer pollers than cores), else 0: a
 // thread spinning on a core another process's woken thread needs costs that
 // thread its latency (docs/configuration.md, "How the defaults are chosen").
@@ -345,6 +345,13 @@ inline constexpr uint32_t kAutoSpinMicros = 50;
 inline constexpr uint32_t kMaxAutoPartitions = 8;
 inline constexpr uint32_t kAcrossHostsPartitions = 2;
 uint32_t AutoPartitionsPerNode(const ClusterConfig& config, uint32_t cores);
+// The proxy's worker threads: proxy.workers when set; for 0, when every host
+// of the file is a loopback address a quarter of `cores`, at least 1 — the
+// partitions take half of them (AutoPartitionsPerNode), the clients the rest,
+// and a worker that shares its core with the partitions it waits for only
+// adds wake-ups (docs/configuration.md) —; one per core for a cluster over
+// several machines.
+uint32_t EffectiveProxyWorkers(const ClusterConfig& config, uint32_t cores);
 uint32_t EffectiveSpinMicros(const ClusterConfig& config, uint32_t cores);
 // The cores this process may run on (its CPU affinity mask), at least 1.
 uint32_t UsableCores();

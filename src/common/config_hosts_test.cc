@@ -155,6 +155,23 @@ TEST(ConfigAutoPartitionsTest, OnOneMachineHalfTheCoresOverTheNodes) {
   EXPECT_EQ(AutoPartitionsPerNode(NodesOn("localhost", 1), 8), 4u);
 }
 
+// proxy.workers = 0: a quarter of the cores on one machine (the partitions
+// and the clients share them), one per core on a proxy host of a cluster over
+// several machines; a number as written.
+TEST(ConfigAutoWorkersTest, AQuarterOfTheCoresOnOneMachineOnePerCoreAcross) {
+  const ClusterConfig local = NodesOn("127.0.0.1", 4);
+  EXPECT_EQ(EffectiveProxyWorkers(local, 1), 1u);
+  EXPECT_EQ(EffectiveProxyWorkers(local, 2), 1u);  // this laptop-sized VM
+  EXPECT_EQ(EffectiveProxyWorkers(local, 8), 2u);
+  EXPECT_EQ(EffectiveProxyWorkers(local, 64), 16u);
+  const ClusterConfig remote = NodesOn("10.0.0.5", 2);
+  EXPECT_EQ(EffectiveProxyWorkers(remote, 2), 2u);
+  EXPECT_EQ(EffectiveProxyWorkers(remote, 64), 64u);
+  ClusterConfig set = local;
+  set.proxy.workers = 3;
+  EXPECT_EQ(EffectiveProxyWorkers(set, 64), 3u);
+}
+
 TEST(ConfigAutoPartitionsTest, AcrossMachinesTheSameEverywhere) {
   const ClusterConfig remote = NodesOn("10.0.0.5", 2);
   EXPECT_EQ(AutoPartitionsPerNode(remote, 2), kAcrossHostsPartitions);

@@ -286,8 +286,9 @@ const Setting<ClusterConfig> kClusterSettings[] = {
     {.key = "proxy.workers",
      .kind = Kind::kInteger,
      .field = RAMPART_FIELD(ClusterConfig, proxy.workers),
-     .doc = "Event-loop threads, each serving its share of the client connections. 0: one per "
-            "core.",
+     .doc = "Event-loop threads, each serving its share of the client connections. 0: a quarter "
+            "of the cores (at least 1) when every host of the file is a loopback address, one "
+            "per core otherwise.",
      .min = 0,
      .max = 64},
     {.key = "proxy.aggregate",

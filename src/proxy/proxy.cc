@@ -42,8 +42,7 @@ Result<std::unique_ptr<Proxy>> Proxy::Start(const ClusterConfig& config,
   shared.limits.max_array_elements = pc.max_array_elements;
   shared.limits.max_inline_bytes = pc.max_inline_bytes;
   shared.started_ms = NowMs();
-  uint32_t n = pc.workers;
-  if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
+  const uint32_t n = EffectiveProxyWorkers(config, UsableCores());
   shared.worker_count = n;
   shared.waiting_for_locks = std::make_unique<std::atomic<bool>[]>(n);
   shared.read_paths = std::make_unique<SharedState::ReadPath[]>(n);
