@@ -17,6 +17,7 @@ packages=(
   libisal-dev                     # crc32c (crc32_iscsi), XOR parity
   liburing-dev                    # storage-node io_uring engine
   libssl-dev                      # libcrypto: HMAC-SHA256 of the peers' handshake (cluster secret)
+  libjemalloc-dev                 # malloc of the rampart binary (CMakeLists.txt says why)
   iproute2                        # ip netns: the multi-host tests' hosts
   python3 python3-venv            # integration tests and plots
   redis-tools                     # redis-cli, redis-benchmark: proxy tests and benchmark
