@@ -373,7 +373,7 @@ if rampart_cfg:
     rc = rampart_cfg
     rampart_line = (f"`rampart up` with the embedded default configuration (only ports and kv.data_dir changed): "
                     f"{rc['nodes']} kv-nodes × {rc['partitions_per_node']} partitions, proxy on "
-                    f"(workers = {rc['proxy_workers']}, 0 = one per core), transport {rc['backend']}, "
+                    f"(workers = {rc['proxy_workers']}, 0 = a quarter of the cores on one machine), transport {rc['backend']}, "
                     f"spin_us = {rc['spin_us']}, kv.log = {rc['kv_log']}, kv.sync = {rc['kv_sync']}; "
                     f"binary {rc['binary']}")
 else:

@@ -201,7 +201,8 @@ std::vector<Child> PlanChildren(const ClusterConfig& config, const kv::Placement
     c.host = p.host;
     c.ports = {p.port};
     const uint32_t workers = EffectiveProxyWorkers(config, UsableCores());
-    c.line = StrCat(c.host, ":", c.ports[0], ", ", workers, " workers, aggregation ",
+    c.line = StrCat(c.host, ":", c.ports[0], ", ", workers, workers == 1 ? " worker" : " workers",
+                    ", aggregation ",
                     config.proxy.aggregate ? "on" : "off");
     children.push_back(std::move(c));
   }

@@ -66,7 +66,8 @@ Result<std::unique_ptr<Proxy>> Proxy::Start(const ClusterConfig& config,
     Status s = started.get();
     if (!s.ok()) return s;  // ~Proxy stops the workers already running
   }
-  spdlog::info("proxy {}: {} workers on {}, aggregation {}, isolation {}, {} replicas", where.id, n,
+  spdlog::info("proxy {}: {} worker{} on {}, aggregation {}, isolation {}, {} replicas", where.id, n,
+               n == 1 ? "" : "s",
                where.address(), pc.aggregate ? "on" : "off", pc.isolation, pc.replicas);
   return proxy;
 }
