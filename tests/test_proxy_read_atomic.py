@@ -46,9 +46,12 @@ def test_checker_sees_non_atomic_writes(redis_target):
 def test_proxy_without_isolation_fractures(tmp_path):
     """rampart only: a proxy with `isolation = "none"` (and aggregation off)
     writes an MSET's keys without RAMP, so concurrent MGETs fracture. Small key
-    sets make the overlap likely; a few bounded runs until one fractures."""
+    sets make the overlap likely; a few bounded runs until one fractures. Two
+    workers, so that writers and readers run concurrently: one worker runs a
+    turn's MSETs and MGETs together and waits for all of them, which leaves
+    little room for a read to land between an MSET's keys."""
     target = make_target("rampart", tmp_path, proxy_settings={
-        "isolation": '"none"', "aggregate": "false"})
+        "isolation": '"none"', "aggregate": "false", "workers": "2"})
     try:
         target.start()
         assert target.cluster.proxy["aggregation"] == "off"
