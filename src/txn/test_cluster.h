@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,10 +29,15 @@ class LocalCluster {
     config_.kv.partitions_per_node = 1;
     config_.kv.arena_bytes = arena_bytes;
     config_.kv.grace_ms = grace_ms;
+    // Every probe stays bound until all ports are drawn: a port released at
+    // once can be drawn again for the next node (it was, in CI: node 1 could
+    // not listen, and partition 1's requests reached node 0).
+    std::deque<kv::BoundSocket> probes;
     for (int i = 0; i < n; ++i) {
-      kv::BoundSocket probe(0);
-      config_.nodes.push_back(NodeConfig{static_cast<uint32_t>(i), "127.0.0.1", probe.port()});
+      const uint16_t port = probes.emplace_back(0).port();
+      config_.nodes.push_back(NodeConfig{static_cast<uint32_t>(i), "127.0.0.1", port});
     }
+    probes.clear();
     config_.nodes.erase(config_.nodes.begin(), config_.nodes.end() - n);  // drop the defaults
     nodes_.resize(n);
     for (int i = 0; i < n; ++i) Restart(i);
