@@ -55,6 +55,15 @@ bool IsLoopbackName(std::string_view host) {
   return host == "localhost" || host.starts_with("127.") || host == "::1";
 }
 
+// Every process of the file on this machine (every host a loopback address):
+// the "auto" settings then size themselves by this machine's cores.
+bool AllHostsLoopback(const ClusterConfig& config) {
+  for (const std::string& host : config.Hosts()) {
+    if (!IsLoopbackName(host)) return false;
+  }
+  return true;
+}
+
 // The "auto" values a loaded configuration holds as numbers.
 void ResolveAuto(ClusterConfig& config) {
   if (config.kv.partitions_per_node == KvConfig::kPartitionsAuto) {
@@ -627,9 +636,7 @@ Result<ClusterConfig> ParseClusterConfig(std::string_view toml_text, std::string
 }
 
 uint32_t AutoPartitionsPerNode(const ClusterConfig& config, uint32_t cores) {
-  for (const std::string& host : config.Hosts()) {
-    if (!IsLoopbackName(host)) return kAcrossHostsPartitions;
-  }
+  if (!AllHostsLoopback(config)) return kAcrossHostsPartitions;
   const uint64_t nodes = std::max<uint64_t>(config.nodes.size(), 1);
   return static_cast<uint32_t>(std::clamp<uint64_t>(cores / (2 * nodes), 1, kMaxAutoPartitions));
 }
@@ -650,10 +657,7 @@ Result<ClusterConfig> LoadClusterConfig(const std::string& path) {
 
 uint32_t EffectiveProxyWorkers(const ClusterConfig& config, uint32_t cores) {
   if (config.proxy.workers != 0) return config.proxy.workers;
-  for (const std::string& host : config.Hosts()) {
-    if (!IsLoopbackName(host)) return std::max(cores, 1u);
-  }
-  return std::max(cores / 4, 1u);
+  return AllHostsLoopback(config) ? std::max(cores / 4, 1u) : std::max(cores, 1u);
 }
 
 uint32_t EffectiveSpinMicros(const ClusterConfig& config, uint32_t cores) {
@@ -673,10 +677,7 @@ std::string EffectiveNetDevices(const ClusterConfig& config) {
   const std::string& value = config.transport.ucx.net_devices;
   if (value == "all") return "";
   if (value != "auto") return value;
-  for (const std::string& host : config.Hosts()) {
-    if (!IsLoopbackName(host)) return "";
-  }
-  return "lo";
+  return AllHostsLoopback(config) ? "lo" : "";
 }
 
 Result<ClusterSecret> ReadClusterSecret(const ClusterConfig& config) {
