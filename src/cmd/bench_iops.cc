@@ -9,6 +9,8 @@
 // queue-depth x connections requests in flight over N connections, each IO a
 // pooled, pre-registered buffer. The node's IO engine is its configuration's.
 // Registered under the `bench` command that bench_transport.cc creates.
+#include <poll.h>
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -168,7 +170,11 @@ class LocalTarget : public Target {
   size_t in_flight() const override { return pending_.size(); }
   void Wait(std::chrono::milliseconds timeout) override {
     done_.clear();
-    if (engine_->Reap(done_) == 0) {
+    if (engine_->Reap(done_) == 0 && engine_->wait_fd() >= 0) {
+      pollfd p{.fd = engine_->wait_fd(), .events = POLLIN, .revents = 0};
+      (void)poll(&p, 1, static_cast<int>(timeout.count()));  // EINTR: reap what there is
+      engine_->Reap(done_);
+    } else if (done_.empty()) {
       std::unique_lock lock(mu_);
       cv_.wait_for(lock, timeout, [this] { return woken_; });
       woken_ = false;

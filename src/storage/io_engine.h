@@ -4,7 +4,7 @@
 //   auto engine = IoEngine::Create(EngineKind::kThreads, **device, {.threads = 4},
 //                                  [&] { fabric.Notify(); });
 //   engine->Submit({.op = IoOp::kRead, .offset = 0, .length = 4096, .buffer = p, .tag = 7});
-//   ... when woken:  engine->Reap(completions);
+//   ... when woken (or engine->wait_fd() is readable):  engine->Reap(completions);
 //
 // Device: a file (opened with O_DIRECT when `direct` and the filesystem
 // allows it, buffered otherwise; created and sized when missing or shorter)
@@ -18,10 +18,10 @@
 //            once per batch of completions (the hand-offs cost more than the
 //            IO there).
 //   uring    io_uring (liburing): Submit queues, Reap submits the burst and
-//            reaps, both on the polling thread; an
-//            eventfd registered with the ring is watched by a small thread that
-//            calls `wake` (the fabric has no way to add an fd to its wait set).
-//            On a RAM device the copy is done at Submit.
+//            reaps, both on the polling thread; no thread of its own and no
+//            `wake`: the ring's fd (wait_fd()) is readable when completions
+//            wait, so the polling thread blocks on it with its other fds
+//            (Fabric::AddSource). On a RAM device the copy is done at Submit.
 //   inline   the IO done at Submit, on the polling thread, completed at the
 //            next Reap: no hand-off at all. For memory-backed devices (RAM,
 //            tmpfs), where a copy costs less than waking a thread; on a disk
@@ -33,6 +33,8 @@
 //
 // Thread-safety: Submit and Reap from one thread (the polling thread); `wake`
 // is called from engine threads and must be thread-safe (Fabric::Notify is).
+// An engine with a wait_fd() never calls `wake`: the polling thread must wait
+// on that fd (poll/epoll for readability) whenever IOs are in flight.
 // REQUIRES: a buffer stays valid until its completion has been reaped.
 #pragma once
 
@@ -137,6 +139,9 @@ class IoEngine {
   virtual size_t Reap(std::vector<IoCompletion>& out) = 0;
   // IOs submitted and not yet reaped.
   virtual size_t in_flight() const = 0;
+  // An fd that is readable while completions wait to be reaped, for engines
+  // that do not call `wake` (uring); -1 for the others. Owned by the engine.
+  virtual int wait_fd() const { return -1; }
 };
 
 }  // namespace rampart::storage

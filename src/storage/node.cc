@@ -335,6 +335,12 @@ struct StorageNode::Loop {
       if (!e.ok()) return ReportStart(e.status().WithContext("starting the IO engine"));
       engine = std::move(*e);
     }
+    // The engine's completions are one more source of the loop's events.
+    auto source = f->AddSource(engine->wait_fd(), [this] { return ReapEngine(); });
+    if (!source.ok()) {
+      engine.reset();
+      return ReportStart(source.status().WithContext("watching the IO engine"));
+    }
     // Two-sided connections get a Conn on their first message.
     std::unordered_map<const transport::Endpoint*, std::shared_ptr<Conn>> two_sided;
     // Accepted endpoints live until they disconnect (dropping the last
@@ -371,6 +377,7 @@ struct StorageNode::Loop {
       two_sided.erase(ep.get());
     });
     if (Status st = f->Listen(options.host, options.port); !st.ok()) {
+      f->RemoveSource(*source);
       engine.reset();
       return ReportStart(st.WithContext(StrCat("listening on ", options.host, ":", options.port)));
     }
@@ -381,12 +388,7 @@ struct StorageNode::Loop {
     ReportStart(Status::Ok(), f->listen_port());
 
     while (!stop.load(std::memory_order_acquire)) {
-      int n = f->Progress();
-      n += ReapEngine();
-      if (n == 0) {
-        f->Wait(100ms);
-        ReapEngine();
-      }
+      if (f->Progress() == 0) f->Wait(100ms);  // both reap the engine
     }
 
     // Shutdown: no new work, close connections, let the device finish.
@@ -402,10 +404,8 @@ struct StorageNode::Loop {
       if (!list.empty()) list.front()->endpoint->Close();
     }
     const auto deadline = Clock::now() + 2s;
-    while (!ops.empty() && Clock::now() < deadline) {
-      f->Wait(10ms);
-      ReapEngine();
-    }
+    while (!ops.empty() && Clock::now() < deadline) f->Wait(10ms);
+    f->RemoveSource(*source);
     engine.reset();  // waits for IO still in flight on staging buffers
     ops.clear();
     two_sided.clear();

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "transport/channel_impl.h"
@@ -139,6 +140,7 @@ int Fabric::Progress() {
     calls_without_backend_ = 0;
     events += ProgressBackend();
   }
+  for (const Source& source : sources_) events += source.poll();
   // Completions run by channel polling (or handlers that started operations
   // completing at once) are not left waiting for the next call.
   events += internal_->RunDeferred();
@@ -163,7 +165,8 @@ int Fabric::Wait(std::chrono::milliseconds timeout) {
       continue;
     }
     // Block: tell channel peers we sleep, arm the backend, then wait on the
-    // combined epoll set (backend event fd + Notify's eventfd).
+    // combined epoll set (backend event fd, Notify's eventfd, the sources'
+    // fds; a readable source fd needs nothing more: Progress polls it).
     // A false here may leave some channels announced while we stay awake;
     // ChannelImpl::OnDoorbell withdraws an announcement the peer consumed.
     if (!internal_->PrepareToSleep()) continue;
@@ -188,6 +191,27 @@ int Fabric::Wait(std::chrono::milliseconds timeout) {
     if (n > 0) return n;
     if (notified) return 1;  // the notifier's event is the caller's to handle
   }
+}
+
+Result<int> Fabric::AddSource(int fd, std::function<int()> poll) {
+  if (fd >= 0) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    if (epoll_ctl(internal_->epoll_fd(), EPOLL_CTL_ADD, fd, &ev) != 0) {
+      return ErrnoStatus(StrCat("epoll_ctl(ADD ", fd, ")"), errno);
+    }
+  }
+  const int id = next_source_id_++;
+  sources_.push_back({id, fd, std::move(poll)});
+  return id;
+}
+
+void Fabric::RemoveSource(int id) {
+  auto it = std::find_if(sources_.begin(), sources_.end(), [id](const Source& s) { return s.id == id; });
+  if (it == sources_.end()) return;
+  if (it->fd >= 0) epoll_ctl(internal_->epoll_fd(), EPOLL_CTL_DEL, it->fd, nullptr);
+  sources_.erase(it);
 }
 
 void Fabric::Notify() {

@@ -1,5 +1,8 @@
 // Backend-independent behaviour of the Fabric: waking a blocked Wait from
-// another thread, and bad options.
+// another thread or through a source's fd, and bad options.
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -35,6 +38,51 @@ TEST_P(FabricTest, WaitWithNothingToDoTimesOut) {
   auto fabric = Fabric::Create(options);
   ASSERT_TRUE(fabric.ok());
   EXPECT_EQ((*fabric)->Wait(20ms), 0);
+}
+
+// A source's fd ends a blocked Wait, whose Progress then runs the source's
+// poll; after RemoveSource neither happens.
+TEST_P(FabricTest, ASourceFdEndsABlockedWaitAndItsPollRuns) {
+  FabricOptions options;
+  options.backend = GetParam();
+  auto fabric = Fabric::Create(options);
+  ASSERT_TRUE(fabric.ok()) << fabric.status().ToString();
+  const int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  ASSERT_GE(efd, 0);
+  int polled = 0;  // events the source handled: what it read from its fd
+  auto id = (*fabric)->AddSource(efd, [&] {
+    uint64_t v = 0;
+    if (read(efd, &v, sizeof v) != static_cast<ssize_t>(sizeof v)) return 0;
+    polled += static_cast<int>(v);
+    return static_cast<int>(v);
+  });
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  std::thread writer([&] {
+    std::this_thread::sleep_for(50ms);
+    uint64_t three = 3;
+    ASSERT_EQ(write(efd, &three, sizeof three), static_cast<ssize_t>(sizeof three));
+  });
+  // Only the eventfd can end this Wait before 30 s, and only its poll makes 3.
+  const int events = (*fabric)->Wait(30s);
+  writer.join();
+  EXPECT_EQ(events, 3);
+  EXPECT_EQ(polled, 3);
+
+  (*fabric)->RemoveSource(*id);
+  uint64_t one = 1;
+  ASSERT_EQ(write(efd, &one, sizeof one), static_cast<ssize_t>(sizeof one));
+  EXPECT_EQ((*fabric)->Wait(30ms), 0);  // neither woken by the fd nor polled
+  EXPECT_EQ(polled, 3);
+  close(efd);
+}
+
+TEST_P(FabricTest, AddSourceRefusesABadFd) {
+  FabricOptions options;
+  options.backend = GetParam();
+  auto fabric = Fabric::Create(options);
+  ASSERT_TRUE(fabric.ok());
+  auto id = (*fabric)->AddSource(987654, [] { return 0; });
+  EXPECT_FALSE(id.ok());
 }
 
 TEST(FabricOptionsTest, BadMaxMessageSizeIsRefused) {

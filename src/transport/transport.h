@@ -328,6 +328,17 @@ class Fabric {
   // Wakes a Wait() in progress on the owner thread. Safe from any thread.
   void Notify();
 
+  // An outside source of events for the owner thread's loop, such as an IO
+  // engine's completion queue: every Progress() calls `poll` (which must not
+  // block and returns the events it handled), so a spinning Wait() sees its
+  // work, and a Wait() that blocks also wakes when `fd` is readable (-1: no
+  // fd; the source then wakes the loop with Notify()); `poll` must consume
+  // what makes `fd` readable, or a blocked Wait() turns into a spin. Owner
+  // thread only.
+  // REQUIRES: `fd` stays open and `poll` callable until RemoveSource(id).
+  Result<int> AddSource(int fd, std::function<int()> poll);
+  void RemoveSource(int id);
+
   // Registration cache counters (ucx; zero on tcp), for tests and benchmarks.
   struct CacheStats {
     uint64_t hits = 0, misses = 0, evictions = 0, invalidations = 0;
@@ -355,6 +366,13 @@ class Fabric {
   FabricOptions options_;
   static constexpr int kBackendEvery = 8;
   int calls_without_backend_ = 0;
+  struct Source {
+    int id;
+    int fd;
+    std::function<int()> poll;
+  };
+  std::vector<Source> sources_;
+  int next_source_id_ = 1;
   AcceptHandler on_accept_;
   MessageHandler on_message_;
   DisconnectHandler on_disconnect_;
