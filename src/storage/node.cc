@@ -89,6 +89,9 @@ struct StorageNode::Loop {
     wire::Request request;
     uint64_t staging_at = 0;
     uint64_t staging_len = 0;
+    // A read done straight into the client's buffer (DirectTarget): no
+    // staging, no transfer after the IO.
+    bool direct = false;
   };
   struct PendingSend {
     std::vector<std::byte> bytes;
@@ -226,12 +229,24 @@ struct StorageNode::Loop {
     ReplyOk(c, r, 0, &info);
   }
 
+  // Where a read may land directly: the client's buffer itself when its pool
+  // is mapped here (same host, shared memory) and the engine does the IO
+  // inside Submit, so the mapping cannot go away under it (a failed endpoint
+  // unmaps the pool, and only an IO still running later could touch it);
+  // nullptr otherwise. Saves the copy out of staging and the transfer.
+  std::byte* DirectTarget(const Conn& c, const wire::Request& r) const {
+    if (r.type != wire::MsgType::kRead || !engine->completes_in_submit()) return nullptr;
+    std::byte* p = c.pool.DirectPointer(r.buffer_offset, r.length);
+    const uintptr_t align = device->direct() ? 4096 : 1;  // what staging gives O_DIRECT
+    return p != nullptr && reinterpret_cast<uintptr_t>(p) % align == 0 ? p : nullptr;
+  }
+
   // Starts waiting requests while the connection has room.
   void StartWaiting(const std::shared_ptr<Conn>& c) {
     while (c->open && !c->waiting.empty() && c->running < options.queue_depth) {
       const wire::Request r = c->waiting.front();
-      Op op{.conn = c, .request = r};
-      if (r.type != wire::MsgType::kFlush) {
+      Op op{.conn = c, .request = r, .direct = DirectTarget(*c, r) != nullptr};
+      if (r.type != wire::MsgType::kFlush && !op.direct) {
         op.staging_len = RoundUp(r.length, 4096);
         const int64_t at = c->allocator->Allocate(op.staging_len);
         if (at < 0) break;  // staging full: wait for a request to finish
@@ -252,6 +267,12 @@ struct StorageNode::Loop {
     std::byte* staged = r.type == wire::MsgType::kFlush ? nullptr : c.staging.data() + op.staging_at;
     switch (r.type) {
       case wire::MsgType::kRead:
+        if (op.direct) {
+          std::byte* target = DirectTarget(c, r);  // nullptr: the endpoint failed since
+          if (target == nullptr) return Finish(id, Unavailable("the client's buffer is gone"));
+          return SubmitIo(id, {.op = IoOp::kRead, .offset = r.offset, .length = r.length,
+                               .buffer = target, .tag = id});
+        }
         return SubmitIo(id, {.op = IoOp::kRead, .offset = r.offset, .length = r.length,
                              .buffer = staged, .tag = id});
       case wire::MsgType::kFlush:
@@ -285,7 +306,7 @@ struct StorageNode::Loop {
     auto it = ops.find(id);
     if (it == ops.end()) return;
     Op& op = it->second;
-    if (!st.ok() || op.request.type != wire::MsgType::kRead || !op.conn->open) {
+    if (!st.ok() || op.request.type != wire::MsgType::kRead || !op.conn->open || op.direct) {
       return Finish(id, std::move(st));
     }
     Conn& c = *op.conn;
