@@ -103,6 +103,51 @@ def test_no_lost_update(redis_target, key):
     assert all(v == 1 for res in results for v in res["sadd"])
 
 
+def test_readers_replies_beside_read_modify_writes(redis_target, key):
+    """Turns that mix readers with read-modify-writes of other clients (the
+    proxy answers the readers before the turn's write round): 3 clients x 200
+    pipelines of ECHO, GET, INCR, GET on a counter of their own, and 3 readers
+    x 200 pipelines of GET, GET of two constants. Every reply is the one its
+    command asked for, in order, each exactly once (a reply sent twice or out
+    of order shifts every reply after it), and the counters end exact."""
+    rounds = 200
+    consts = [key(f"const{i}") for i in range(2)]
+    counters = [key(f"counter{t}") for t in range(3)]
+    setup = client(redis_target)
+    try:
+        for i, k in enumerate(consts):
+            setup.set(k, f"v{i}")
+    finally:
+        setup.close()
+
+    def writer(t):
+        c = client(redis_target)
+        try:
+            for i in range(rounds):
+                with c.pipeline(transaction=False) as p:
+                    p.echo(f"w{t}:{i}").get(consts[0]).incr(counters[t]).get(counters[t])
+                    assert p.execute() == [f"w{t}:{i}", "v0", i + 1, str(i + 1)]
+        finally:
+            c.close()
+
+    def reader():
+        c = client(redis_target)
+        try:
+            for _ in range(rounds):
+                with c.pipeline(transaction=False) as p:
+                    p.get(consts[0]).get(consts[1])
+                    assert p.execute() == ["v0", "v1"]
+        finally:
+            c.close()
+
+    run_threads([lambda t=t: writer(t) for t in range(3)] + [reader] * 3)
+    r = client(redis_target)
+    try:
+        assert [r.get(k) for k in counters] == [str(rounds)] * 3
+    finally:
+        r.close()
+
+
 # ---------------------------------------------------------------------------
 # (b) WATCH
 

@@ -150,6 +150,7 @@ class Worker {
   // A turn (worker_turn.cc).
   void Turn();
   void RunJobs(std::vector<Job>& jobs);
+  void ReplyToReaders(std::vector<Job>& jobs);
   bool WatchedKeyChanged(const Job& job, const txn::BatchTxn& txn) const;
   void RecordWatched(const Job& job, const txn::BatchTxn& txn);
 

@@ -32,6 +32,7 @@ struct Worker::Job {
   std::vector<uint32_t> locks;  // held lock-table slots
   LockTable::Mode lock_mode = LockTable::Mode::kExclusive;
   std::string reply;
+  bool replied = false;  // `reply` went out before the turn's write round
   std::optional<DataView> view;
   uint64_t seed = 0;  // of the view's Random(): the same in every read round
   // Keys the commands asked for beyond the declared ones (collection pages),

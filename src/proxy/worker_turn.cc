@@ -2,6 +2,8 @@
 // trip), read rounds until every job has the keys it needs, the writes of
 // read-modify-writes, then the replies. Which jobs a turn takes, and in
 // what order, is worker_take.cc's.
+#include <algorithm>
+
 #include "kv/memory_budget.h"
 #include "proxy/worker_job.h"
 
@@ -16,8 +18,38 @@ void Worker::Turn() {
     if (j.kind == Job::Kind::kParked) continue;  // RunJobs parked it
     j.session->park_started = false;
     DequeueWaiter(*j.session);  // a blocking command that is done
+    if (j.replied) continue;  // ReplyToReaders sent it (a read: no followers)
     j.session->out += j.reply;
     for (Job& f : j.followers) f.session->out += f.reply;
+  }
+}
+
+// Sends the replies of the sessions whose every job of this turn is done (a
+// read whose rounds are over, or a reply known from the start) before the
+// turn's write round: their clients need not wait for another session's
+// read-modify-write. A session with any other job keeps all its replies for
+// the end of the turn, so its replies stay in order and go out in one write.
+void Worker::ReplyToReaders(std::vector<Job>& jobs) {
+  std::vector<std::pair<Session*, bool>> sessions;  // a turn's few sessions: a linear search
+  for (const Job& j : jobs) {
+    const bool done = j.kind == Job::Kind::kRead || j.kind == Job::Kind::kDone;
+    auto it = std::find_if(sessions.begin(), sessions.end(),
+                           [&](const auto& e) { return e.first == j.session; });
+    if (it == sessions.end()) {
+      sessions.emplace_back(j.session, done && !j.session->internal);
+    } else {
+      it->second = it->second && done;
+    }
+  }
+  for (Job& j : jobs) {
+    auto it = std::find_if(sessions.begin(), sessions.end(),
+                           [&](const auto& e) { return e.first == j.session; });
+    if (!it->second) continue;
+    j.session->out += j.reply;
+    j.replied = true;
+  }
+  for (const auto& [session, ready] : sessions) {
+    if (ready && session->HasOutput()) WriteTo(*session);
   }
 }
 
@@ -181,7 +213,8 @@ void Worker::RunJobs(std::vector<Job>& jobs) {
     owners = std::move(again_owners);
   }
 
-  // The writes of read-modify-writes.
+  // The writes of read-modify-writes: a round trip the readers need not wait for.
+  if (!writers.empty()) ReplyToReaders(jobs);
   std::vector<txn::BatchTxn> writes;
   std::vector<Job*> placed;
   for (Job* j : writers) {
