@@ -1,5 +1,7 @@
 #include "txn/address_cache.h"
 
+#include <algorithm>
+
 #include "kv/slot.h"
 
 namespace rampart::txn::internal {
@@ -15,7 +17,14 @@ void AddressCache::Put(std::string_view key, const Entry& entry) {
     it->second = entry;
     return;
   }
-  if (entries_.size() >= capacity_) entries_.erase(entries_.begin());
+  if (entries_.size() >= capacity_) {
+    // Erasing one entry from the front each time would walk the erased
+    // slots again on every Put: make room for many at once.
+    size_t n = std::max<size_t>(capacity_ / 16, 1);
+    for (auto victim = entries_.begin(); n > 0 && victim != entries_.end(); --n) {
+      entries_.erase(victim++);
+    }
+  }
   entries_.emplace(std::string(key), entry);
 }
 

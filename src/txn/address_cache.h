@@ -22,10 +22,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+
+#include <absl/container/flat_hash_map.h>
 
 #include "common/status.h"
 #include "common/string_map.h"
@@ -49,7 +51,8 @@ class AddressCache {
 
   // The entry for `key`, or nullptr. Valid until the next Put or Erase.
   const Entry* Find(std::string_view key) const;
-  // Inserts or replaces. When full, an arbitrary other entry makes room.
+  // Inserts or replaces. When full, arbitrary other entries make room (a
+  // sixteenth of the capacity at once, so that room costs O(1) a Put).
   void Put(std::string_view key, const Entry& entry);
   void Erase(std::string_view key);
 
@@ -58,7 +61,10 @@ class AddressCache {
 
  private:
   size_t capacity_;
-  StringMap<Entry> entries_;
+  // Flat (open addressing, the entries inline): a lookup of a cached key
+  // costs one cache miss fewer than std::unordered_map's node, which was a
+  // tenth of a proxy worker under pipelined SETs of 100,000 keys.
+  absl::flat_hash_map<std::string, Entry, TransparentStringHash, std::equal_to<>> entries_;
 };
 
 // Checks the bytes of a one-sided read of `slot` against `key` and the slot's
