@@ -1,23 +1,23 @@
 #include "txn/address_cache.h"
 
+#include <xxhash.h>
+
 #include <algorithm>
 
 #include "kv/slot.h"
 
 namespace rampart::txn::internal {
 
+uint64_t AddressCache::HashOf(std::string_view key) { return XXH3_64bits(key.data(), key.size()); }
+
 const AddressCache::Entry* AddressCache::Find(std::string_view key) const {
-  auto it = entries_.find(key);
+  auto it = entries_.find(HashOf(key));
   return it == entries_.end() ? nullptr : &it->second;
 }
 
 void AddressCache::Put(std::string_view key, const Entry& entry) {
-  auto it = entries_.find(key);
-  if (it != entries_.end()) {
-    it->second = entry;
-    return;
-  }
-  if (entries_.size() >= capacity_) {
+  const uint64_t hash = HashOf(key);
+  if (entries_.size() >= capacity_ && !entries_.contains(hash)) {
     // Erasing one entry from the front each time would walk the erased
     // slots again on every Put: make room for many at once.
     size_t n = std::max<size_t>(capacity_ / 16, 1);
@@ -25,13 +25,10 @@ void AddressCache::Put(std::string_view key, const Entry& entry) {
       entries_.erase(victim++);
     }
   }
-  entries_.emplace(std::string(key), entry);
+  entries_.insert_or_assign(hash, entry);
 }
 
-void AddressCache::Erase(std::string_view key) {
-  auto it = entries_.find(key);
-  if (it != entries_.end()) entries_.erase(it);
-}
+void AddressCache::Erase(std::string_view key) { entries_.erase(HashOf(key)); }
 
 Result<kv::wire::GetResult> ParseSlotRead(std::span<const std::byte> bytes, std::string_view key,
                                           const kv::wire::SlotAddress& slot,
