@@ -241,6 +241,7 @@ class Worker {
   // This turn's read-modify-writes by the lock slots they hold: lock slot ->
   // index of the job in the turn (Worker::LeaderFor).
   std::unordered_map<uint32_t, size_t> turn_owners_;
+  uint64_t next_taken_ = 0;  // Job::taken of the next job or follower
   PageCache page_cache_{16 << 20};
   std::mt19937_64 random_{std::random_device{}()};
   std::unique_ptr<Session> sweeper_;  // worker 0's; nullptr on the others

@@ -35,6 +35,9 @@ struct Worker::Job {
   bool replied = false;  // `reply` went out before the turn's write round
   std::optional<DataView> view;
   uint64_t seed = 0;  // of the view's Random(): the same in every read round
+  // When the command was taken (Worker::next_taken_): a session's replies go
+  // out in this order, a follower's at its own place, not its leader's.
+  uint64_t taken = 0;
   // Keys the commands asked for beyond the declared ones (collection pages),
   // read from the second round on.
   std::vector<std::string> extra_keys;

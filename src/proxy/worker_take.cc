@@ -97,6 +97,7 @@ void Worker::Answer(Session& s, std::vector<Job>& jobs, std::string reply) {
   Job j;
   j.session = &s;
   j.reply = std::move(reply);
+  j.taken = next_taken_++;
   jobs.push_back(std::move(j));
   s.queue.pop_front();
 }
@@ -147,6 +148,7 @@ bool Worker::TakeCommand(Session& s, std::vector<Job>& jobs, TurnState& state) {
       j.session = &s;
       j.kind = Job::Kind::kServer;
       j.commands.push_back(std::move(c));
+      j.taken = next_taken_++;
       s.queue.pop_front();
       jobs.push_back(std::move(j));
       return false;
@@ -255,6 +257,7 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
       j.locks.clear();
       state.wrote = state.rmw = true;
       s.queue.pop_front();
+      j.taken = next_taken_++;
       leader->followers.push_back(std::move(j));
       return true;
     }
@@ -269,6 +272,7 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
     s.watched.clear();
   }
   s.queue.pop_front();  // the command, or EXEC
+  j.taken = next_taken_++;
   jobs.push_back(std::move(j));
   return true;
 }

@@ -14,14 +14,20 @@ void Worker::Turn() {
   if (jobs.empty()) return;
   RunJobs(jobs);
   PublishReadPath();
+  // The replies in the order their commands were taken, so that a follower's
+  // reply lands at its own place in its session's replies, not at its
+  // leader's (a session's read taken before its joined read-modify-write is
+  // answered first).
+  std::vector<Job*> answers;
   for (Job& j : jobs) {
     if (j.kind == Job::Kind::kParked) continue;  // RunJobs parked it
     j.session->park_started = false;
     DequeueWaiter(*j.session);  // a blocking command that is done
-    if (j.replied) continue;  // ReplyToReaders sent it (a read: no followers)
-    j.session->out += j.reply;
-    for (Job& f : j.followers) f.session->out += f.reply;
+    if (!j.replied) answers.push_back(&j);  // else ReplyToReaders sent it
+    for (Job& f : j.followers) answers.push_back(&f);
   }
+  std::sort(answers.begin(), answers.end(), [](const Job* a, const Job* b) { return a->taken < b->taken; });
+  for (const Job* a : answers) a->session->out += a->reply;
 }
 
 // Sends the replies of the sessions whose every job of this turn is done (a
@@ -31,15 +37,19 @@ void Worker::Turn() {
 // the end of the turn, so its replies stay in order and go out in one write.
 void Worker::ReplyToReaders(std::vector<Job>& jobs) {
   std::vector<std::pair<Session*, bool>> sessions;  // a turn's few sessions: a linear search
-  for (const Job& j : jobs) {
-    const bool done = j.kind == Job::Kind::kRead || j.kind == Job::Kind::kDone;
+  auto note = [&](Session* session, bool done) {
     auto it = std::find_if(sessions.begin(), sessions.end(),
-                           [&](const auto& e) { return e.first == j.session; });
+                           [&](const auto& e) { return e.first == session; });
     if (it == sessions.end()) {
-      sessions.emplace_back(j.session, done && !j.session->internal);
+      sessions.emplace_back(session, done && !session->internal);
     } else {
       it->second = it->second && done;
     }
+  };
+  for (const Job& j : jobs) {
+    note(j.session, j.kind == Job::Kind::kRead || j.kind == Job::Kind::kDone);
+    // A follower is its session's command too, not answered before the end.
+    for (const Job& f : j.followers) note(f.session, false);
   }
   for (Job& j : jobs) {
     auto it = std::find_if(sessions.begin(), sessions.end(),
@@ -274,6 +284,7 @@ bool Worker::ApplyReads(Job& job, txn::BatchTxn& txn, uint64_t now) {
   if (++job.read_rounds >= kMaxReadRounds) {
     job.reply = ErrorReply(StrCat("ERR rampart: the keys of this command kept changing for ",
                                   kMaxReadRounds, " read rounds; try again"));
+    for (Job& f : job.followers) f.reply = job.reply;  // nothing of theirs is written either
     job.kind = Job::Kind::kDone;
     return true;
   }
