@@ -321,7 +321,7 @@ class UringEngine final : public IoEngine {
     }
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
     if (sqe == nullptr) {  // the queue is full of this burst's: start them now
-      if (io_uring_submit(&ring_) >= 0) unsubmitted_.clear();
+      (void)Push();  // an error stays for Reap's SubmitQueued to handle
       sqe = io_uring_get_sqe(&ring_);
       if (sqe == nullptr) return ResourceExhausted("io_uring submission queue full");
     }
@@ -349,7 +349,9 @@ class UringEngine final : public IoEngine {
     ready_.clear();
     SubmitQueued(out, n);
     io_uring_cqe* cqe = nullptr;
-    while (!pending_.empty() && io_uring_peek_cqe(&ring_, &cqe) == 0) {
+    // Every completion is consumed, also one no request waits for, so the
+    // ring's fd does not stay readable under a blocked Wait.
+    while (io_uring_peek_cqe(&ring_, &cqe) == 0) {
       auto it = pending_.find(cqe->user_data);
       const int res = cqe->res;
       io_uring_cqe_seen(&ring_, cqe);
@@ -366,21 +368,33 @@ class UringEngine final : public IoEngine {
   int wait_fd() const override { return ring_.ring_fd; }
 
  private:
-  // Hands the queued submissions to the kernel in one call; if it refuses
-  // them, each fails as a completion (appended to `out`, counted in `n`).
+  // Hands the queued submissions to the kernel in one call. The entries are
+  // in the submission ring already, so a transient refusal (EAGAIN, EBUSY:
+  // completions to reap first; EINTR) or a partial submission keeps the rest
+  // queued for the next Reap. Any other error means the ring is broken: they
+  // fail as completions (appended to `out`, counted in `n`).
   void SubmitQueued(std::vector<IoCompletion>& out, size_t& n) {
     if (unsubmitted_.empty()) return;
-    const int rc = io_uring_submit(&ring_);
-    if (rc < 0) {
-      for (uint64_t id : unsubmitted_) {
-        auto it = pending_.find(id);
-        if (it == pending_.end()) continue;
-        out.push_back({it->second.tag, ErrnoStatus("io_uring_submit", -rc)});
-        pending_.erase(it);
-        ++n;
-      }
+    const int rc = Push();
+    if (rc >= 0 || rc == -EAGAIN || rc == -EBUSY || rc == -EINTR) return;
+    for (uint64_t id : unsubmitted_) {
+      auto it = pending_.find(id);
+      if (it == pending_.end()) continue;
+      out.push_back({it->second.tag, ErrnoStatus("io_uring_submit", -rc)});
+      pending_.erase(it);
+      ++n;
     }
     unsubmitted_.clear();
+  }
+
+  // io_uring_submit; what the kernel took leaves unsubmitted_ (in order).
+  int Push() {
+    const int rc = io_uring_submit(&ring_);
+    if (rc > 0) {
+      const size_t taken = std::min(static_cast<size_t>(rc), unsubmitted_.size());
+      unsubmitted_.erase(unsubmitted_.begin(), unsubmitted_.begin() + static_cast<ptrdiff_t>(taken));
+    }
+    return rc;
   }
 
   // A short transfer (rare on files) is finished synchronously.

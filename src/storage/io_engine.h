@@ -142,8 +142,11 @@ class IoEngine {
   // True when Submit does the IO before it returns (inline, none): the
   // buffer is no longer touched once Submit returned.
   virtual bool completes_in_submit() const { return false; }
-  // An fd that is readable while completions wait to be reaped, for engines
-  // that do not call `wake` (uring); -1 for the others. Owned by the engine.
+  // An fd that is readable while completions of IOs handed to the kernel
+  // wait to be reaped, for engines that do not call `wake` (uring); -1 for
+  // the others. Owned by the engine. Block on it only after a Reap that found
+  // nothing: a burst reaches the kernel at Reap, and IOs done at Submit (a
+  // RAM device) are found by Reap, not announced on the fd.
   virtual int wait_fd() const { return -1; }
 };
 

@@ -234,8 +234,12 @@ struct StorageNode::Loop {
   // inside Submit, so the mapping cannot go away under it (a failed endpoint
   // unmaps the pool, and only an IO still running later could touch it);
   // nullptr otherwise. Saves the copy out of staging and the transfer.
+  // Not with `none`, the transport-only baseline: it keeps the transfer.
   std::byte* DirectTarget(const Conn& c, const wire::Request& r) const {
-    if (r.type != wire::MsgType::kRead || !engine->completes_in_submit()) return nullptr;
+    if (r.type != wire::MsgType::kRead || !engine->completes_in_submit() ||
+        engine->kind() == EngineKind::kNone) {
+      return nullptr;
+    }
     std::byte* p = c.pool.DirectPointer(r.buffer_offset, r.length);
     const uintptr_t align = device->direct() ? 4096 : 1;  // what staging gives O_DIRECT
     return p != nullptr && reinterpret_cast<uintptr_t>(p) % align == 0 ? p : nullptr;

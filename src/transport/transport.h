@@ -333,8 +333,8 @@ class Fabric {
   // block and returns the events it handled), so a spinning Wait() sees its
   // work, and a Wait() that blocks also wakes when `fd` is readable (-1: no
   // fd; the source then wakes the loop with Notify()); `poll` must consume
-  // what makes `fd` readable, or a blocked Wait() turns into a spin. Owner
-  // thread only.
+  // what makes `fd` readable, or a blocked Wait() turns into a spin, and must
+  // not add or remove sources. Owner thread only.
   // REQUIRES: `fd` stays open and `poll` callable until RemoveSource(id).
   Result<int> AddSource(int fd, std::function<int()> poll);
   void RemoveSource(int id);

@@ -19,8 +19,9 @@ void AddressCache::Put(std::string_view key, const Entry& entry) {
   const uint64_t hash = HashOf(key);
   if (entries_.size() >= capacity_ && !entries_.contains(hash)) {
     // Erasing one entry from the front each time would walk the erased
-    // slots again on every Put: make room for many at once.
-    size_t n = std::max<size_t>(capacity_ / 16, 1);
+    // slots again on every Put: make room for many at once (not for too
+    // many: a Put that erases 65,536 entries stalls its worker).
+    size_t n = std::clamp<size_t>(capacity_ / 16, 1, 4096);
     for (auto victim = entries_.begin(); n > 0 && victim != entries_.end(); --n) {
       entries_.erase(victim++);
     }

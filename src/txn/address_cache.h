@@ -52,7 +52,8 @@ class AddressCache {
   // The entry for `key`, or nullptr. Valid until the next Put or Erase.
   const Entry* Find(std::string_view key) const;
   // Inserts or replaces. When full, arbitrary other entries make room (a
-  // sixteenth of the capacity at once, so that room costs O(1) a Put).
+  // sixteenth of the capacity at once, at most 4,096, so that room costs
+  // O(1) a Put, amortized).
   void Put(std::string_view key, const Entry& entry);
   void Erase(std::string_view key);
 
