@@ -18,15 +18,21 @@ void Worker::Turn() {
   // reply lands at its own place in its session's replies, not at its
   // leader's (a session's read taken before its joined read-modify-write is
   // answered first).
+  // `jobs` is in that order already: only followers need the sort.
   std::vector<Job*> answers;
+  answers.reserve(jobs.size());
+  bool followers = false;
   for (Job& j : jobs) {
     if (j.kind == Job::Kind::kParked) continue;  // RunJobs parked it
     j.session->park_started = false;
     DequeueWaiter(*j.session);  // a blocking command that is done
     if (!j.replied) answers.push_back(&j);  // else ReplyToReaders sent it
     for (Job& f : j.followers) answers.push_back(&f);
+    followers = followers || !j.followers.empty();
   }
-  std::sort(answers.begin(), answers.end(), [](const Job* a, const Job* b) { return a->taken < b->taken; });
+  if (followers) {
+    std::sort(answers.begin(), answers.end(), [](const Job* a, const Job* b) { return a->taken < b->taken; });
+  }
   for (const Job* a : answers) a->session->out += a->reply;
 }
 

@@ -160,7 +160,6 @@ class ImmediateEngine final : public IoEngine {
   // `device` null: none (nothing touched).
   explicit ImmediateEngine(const Device* device) : device_(device) {}
   EngineKind kind() const override { return device_ != nullptr ? EngineKind::kInline : EngineKind::kNone; }
-  bool completes_in_submit() const override { return true; }
   Status Submit(const IoRequest& r) override {
     ready_.push_back({r.tag, device_ != nullptr ? RunSync(*device_, r) : Status::Ok()});
     return Status::Ok();

@@ -139,9 +139,6 @@ class IoEngine {
   virtual size_t Reap(std::vector<IoCompletion>& out) = 0;
   // IOs submitted and not yet reaped.
   virtual size_t in_flight() const = 0;
-  // True when Submit does the IO before it returns (inline, none): the
-  // buffer is no longer touched once Submit returned.
-  virtual bool completes_in_submit() const { return false; }
   // An fd that is readable while completions of IOs handed to the kernel
   // wait to be reaped, for engines that do not call `wake` (uring); -1 for
   // the others. Owned by the engine. Block on it only after a Reap that found

@@ -89,9 +89,9 @@ struct StorageNode::Loop {
     wire::Request request;
     uint64_t staging_at = 0;
     uint64_t staging_len = 0;
-    // A read done straight into the client's buffer (DirectTarget): no
-    // staging, no transfer after the IO.
-    bool direct = false;
+    // Where a read lands straight in the client's buffer (DirectTarget), or
+    // nullptr: then staging, and a transfer after the IO.
+    std::byte* direct = nullptr;
   };
   struct PendingSend {
     std::vector<std::byte> bytes;
@@ -230,16 +230,13 @@ struct StorageNode::Loop {
   }
 
   // Where a read may land directly: the client's buffer itself when its pool
-  // is mapped here (same host, shared memory) and the engine does the IO
-  // inside Submit, so the mapping cannot go away under it (a failed endpoint
-  // unmaps the pool, and only an IO still running later could touch it);
-  // nullptr otherwise. Saves the copy out of staging and the transfer.
-  // Not with `none`, the transport-only baseline: it keeps the transfer.
+  // is mapped here (same host, shared memory) and the engine is `inline`,
+  // whose IO is done inside Submit, right after this call (a failed endpoint
+  // unmaps the pool: an IO still running later could write into it);
+  // nullptr otherwise. Saves the copy out of staging and the transfer. Not
+  // with `none`, the transport-only baseline: it keeps the transfer.
   std::byte* DirectTarget(const Conn& c, const wire::Request& r) const {
-    if (r.type != wire::MsgType::kRead || !engine->completes_in_submit() ||
-        engine->kind() == EngineKind::kNone) {
-      return nullptr;
-    }
+    if (r.type != wire::MsgType::kRead || engine->kind() != EngineKind::kInline) return nullptr;
     std::byte* p = c.pool.DirectPointer(r.buffer_offset, r.length);
     const uintptr_t align = device->direct() ? 4096 : 1;  // what staging gives O_DIRECT
     return p != nullptr && reinterpret_cast<uintptr_t>(p) % align == 0 ? p : nullptr;
@@ -249,8 +246,8 @@ struct StorageNode::Loop {
   void StartWaiting(const std::shared_ptr<Conn>& c) {
     while (c->open && !c->waiting.empty() && c->running < options.queue_depth) {
       const wire::Request r = c->waiting.front();
-      Op op{.conn = c, .request = r, .direct = DirectTarget(*c, r) != nullptr};
-      if (r.type != wire::MsgType::kFlush && !op.direct) {
+      Op op{.conn = c, .request = r, .direct = DirectTarget(*c, r)};
+      if (r.type != wire::MsgType::kFlush && op.direct == nullptr) {
         op.staging_len = RoundUp(r.length, 4096);
         const int64_t at = c->allocator->Allocate(op.staging_len);
         if (at < 0) break;  // staging full: wait for a request to finish
@@ -271,14 +268,8 @@ struct StorageNode::Loop {
     std::byte* staged = r.type == wire::MsgType::kFlush ? nullptr : c.staging.data() + op.staging_at;
     switch (r.type) {
       case wire::MsgType::kRead:
-        if (op.direct) {
-          std::byte* target = DirectTarget(c, r);  // nullptr: the endpoint failed since
-          if (target == nullptr) return Finish(id, Unavailable("the client's buffer is gone"));
-          return SubmitIo(id, {.op = IoOp::kRead, .offset = r.offset, .length = r.length,
-                               .buffer = target, .tag = id});
-        }
         return SubmitIo(id, {.op = IoOp::kRead, .offset = r.offset, .length = r.length,
-                             .buffer = staged, .tag = id});
+                             .buffer = op.direct != nullptr ? op.direct : staged, .tag = id});
       case wire::MsgType::kFlush:
         return SubmitIo(id, {.op = IoOp::kFlush, .tag = id});
       case wire::MsgType::kWrite: {
@@ -310,7 +301,8 @@ struct StorageNode::Loop {
     auto it = ops.find(id);
     if (it == ops.end()) return;
     Op& op = it->second;
-    if (!st.ok() || op.request.type != wire::MsgType::kRead || !op.conn->open || op.direct) {
+    if (!st.ok() || op.request.type != wire::MsgType::kRead || !op.conn->open ||
+        op.direct != nullptr) {
       return Finish(id, std::move(st));
     }
     Conn& c = *op.conn;
@@ -413,7 +405,7 @@ struct StorageNode::Loop {
     ReportStart(Status::Ok(), f->listen_port());
 
     while (!stop.load(std::memory_order_acquire)) {
-      if (f->Progress() == 0) f->Wait(100ms);  // both reap the engine
+      f->Wait(100ms);  // progresses first; its Progress reaps the engine (a source)
     }
 
     // Shutdown: no new work, close connections, let the device finish.
