@@ -215,6 +215,10 @@ Status UcxFabric::Init() {
   return Status();
 }
 
+// Same-host messages larger than this go by UCX's rendezvous protocol; see
+// InitWorker. Measured in docs/transport.md ("Rendezvous on one host").
+constexpr size_t kSameHostRendezvousBytes = 256 * 1024;
+
 Status UcxFabric::InitWorker(UcxWorker& w, const std::string& tls) {
   w.fabric = this;
   ScopedUcxEnvironment environment(tls);
@@ -231,6 +235,14 @@ Status UcxFabric::InitWorker(UcxWorker& w, const std::string& tls) {
   // The same-host context takes UCX_TLS as the user set it; the network
   // context's list is derived from it (NetworkTransports).
   if (cfg.ok()) cfg = modify(&w == &local_ ? "UCX_TLS" : nullptr, "TLS", tls);
+  // Same-host messages up to kSameHostRendezvousBytes go eagerly through the
+  // shared-memory segments. Above UCX's own threshold (a few KiB) it would
+  // send them by rendezvous, whose zero-copy put cannot use cma under
+  // UCP_ERR_HANDLING_MODE_PEER and so goes through the tcp transport on
+  // loopback: three legs and a socket wake-up per message (docs/transport.md).
+  if (cfg.ok() && &w == &local_) {
+    cfg = modify("UCX_RNDV_THRESH", "RNDV_THRESH", std::to_string(kSameHostRendezvousBytes));
+  }
   if (!cfg.ok()) {
     ucp_config_release(config);
     return cfg;
