@@ -341,6 +341,32 @@ TEST(DataView, PutAndDeleteAreDirtyAndReadBack) {
   EXPECT_FALSE(view.Find("b")->has_value());
 }
 
+TEST(DataView, RawTakesGuessesBeforeCallingAKeyMissing) {
+  DataView view(kNow);
+  const std::string cached = "page bytes";
+  int asked = 0;
+  view.set_guesses([&](std::string_view key) -> const std::string* {
+    ++asked;
+    return key == "cached" ? &cached : nullptr;
+  });
+  auto hit = view.Raw("cached");
+  ASSERT_TRUE(hit.ok());
+  EXPECT_EQ(**hit, "page bytes");
+  EXPECT_EQ(view.Raw("cached").value(), std::optional<std::string_view>("page bytes"));
+  EXPECT_EQ(view.Raw("other").status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(view.guessed(), std::vector<std::string>{"cached"});   // once, though asked twice
+  EXPECT_EQ(view.missing(), std::vector<std::string>{"other"});
+  EXPECT_EQ(asked, 2);  // the second Raw("cached") found the seeded copy
+  EXPECT_TRUE(WritesOf(view).empty());  // a guess is not a write
+}
+
+TEST(DataView, WithoutGuessesAnUnseededKeyIsMissing) {
+  DataView view(kNow);
+  EXPECT_EQ(view.Raw("k").status().code(), StatusCode::kUnavailable);
+  EXPECT_TRUE(view.guessed().empty());
+  EXPECT_EQ(view.missing(), std::vector<std::string>{"k"});
+}
+
 // ---- Strings ---------------------------------------------------------------
 
 TEST(CommandStrings, GetValueNilAndExpired) {

@@ -38,6 +38,12 @@ void DataView::Delete(std::string_view key) {
 
 Result<std::optional<std::string_view>> DataView::Raw(std::string_view key) {
   auto it = entries_.find(key);
+  if (it == entries_.end() && guess_) {
+    if (const std::string* guess = guess_(key); guess != nullptr) {
+      guessed_.emplace_back(key);
+      it = entries_.emplace(std::string(key), Entry{*guess, false}).first;
+    }
+  }
   if (it == entries_.end()) {
     if (std::find(missing_.begin(), missing_.end(), key) == missing_.end()) missing_.emplace_back(key);
     return Unavailable("ERR rampart: a key not read yet");

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -55,6 +56,15 @@ class DataView {
   // The keys Raw() asked for that the view does not hold, in order.
   const std::vector<std::string>& missing() const { return missing_; }
 
+  // For a prediction (Worker::Predict): where Raw() looks for a key the view
+  // does not hold before calling it missing — a guess at its stored bytes (a
+  // worker's page cache), or nullptr. A guessed key is seeded with a copy of
+  // the guess and listed in guessed(), in order. REQUIRES: `guess` stays
+  // callable while the view is used.
+  using GuessFn = std::function<const std::string*(std::string_view key)>;
+  void set_guesses(GuessFn guess) { guess_ = std::move(guess); }
+  const std::vector<std::string>& guessed() const { return guessed_; }
+
   // A pseudo-random number (SPOP, SRANDMEMBER, new collection ids).
   uint64_t Random();
 
@@ -85,6 +95,8 @@ class DataView {
   uint64_t random_;
   std::map<std::string, Entry, std::less<>> entries_;
   std::vector<std::string> missing_;
+  GuessFn guess_;
+  std::vector<std::string> guessed_;
   bool may_block_ = false;
   bool blocked_ = false;
   bool woken_ = false;

@@ -339,42 +339,25 @@ void Worker::Predict(Job& job, uint64_t now) {
     for (std::string_view k : f.keys) cached = cached || page_cache_.Find(k) != nullptr;
   }
   if (!cached) return;
-  // Run the commands on the cached upper levels (absent where nothing is
-  // cached) until they ask for no more cached pages; what they asked for is
-  // what the first round reads besides the declared keys.
-  std::vector<std::pair<std::string, const std::string*>> known;
-  auto seed_view = [&](DataView& view) {
-    auto seed = [&](std::string_view k) {
-      const std::string* v = page_cache_.Find(k);
-      view.Seed(k, v != nullptr ? std::optional<std::string>(*v) : std::nullopt);
-    };
-    for (std::string_view k : job.keys) seed(k);
-    for (const Job& f : job.followers) {
-      for (std::string_view k : f.keys) seed(k);
-    }
-    for (const auto& [k, v] : known) view.Seed(k, *v);
+  // Run the commands once on the cached upper levels (absent where nothing is
+  // cached), every page they ask for looked up in the cache as they go: the
+  // pages they took from it and those it lacks are what the first round
+  // reads besides the declared keys.
+  DataView view(now, job.seed);
+  auto seed = [&](std::string_view k) {
+    const std::string* v = page_cache_.Find(k);
+    view.Seed(k, v != nullptr ? std::optional<std::string>(*v) : std::nullopt);
   };
-  std::vector<std::string> wanted;
-  for (int round = 0; round < kMaxReadRounds; ++round) {
-    DataView view(now, job.seed);
-    seed_view(view);
-    ApplyTo(job, view);
-    for (Job& f : job.followers) ApplyTo(f, view);
-    job.reply.clear();
-    bool more = false;
-    wanted.clear();
-    for (const std::string& k : view.missing()) {
-      if (const std::string* v = page_cache_.Find(k); v != nullptr) {
-        known.emplace_back(k, v);
-        more = true;
-      } else {
-        wanted.push_back(k);
-      }
-    }
-    if (!more) break;
+  for (std::string_view k : job.keys) seed(k);
+  for (const Job& f : job.followers) {
+    for (std::string_view k : f.keys) seed(k);
   }
-  for (const auto& [k, v] : known) job.extra_keys.push_back(k);
-  job.extra_keys.insert(job.extra_keys.end(), wanted.begin(), wanted.end());
+  view.set_guesses([this](std::string_view k) { return page_cache_.Find(k); });
+  ApplyTo(job, view);
+  for (Job& f : job.followers) ApplyTo(f, view);
+  job.reply.clear();
+  job.extra_keys.insert(job.extra_keys.end(), view.guessed().begin(), view.guessed().end());
+  job.extra_keys.insert(job.extra_keys.end(), view.missing().begin(), view.missing().end());
 }
 
 }  // namespace rampart::proxy
