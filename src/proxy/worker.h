@@ -150,6 +150,15 @@ class Worker {
   // A turn (worker_turn.cc).
   void Turn();
   void RunJobs(std::vector<Job>& jobs);
+  // The transactions of one round trip, and the job each belongs to.
+  struct RoundTrip {
+    std::vector<txn::BatchTxn> batch;
+    std::vector<Job*> owners;
+  };
+  RoundTrip PlaceFirstRound(std::vector<Job>& jobs, uint64_t now);
+  std::vector<Job*> ReadUntilComplete(RoundTrip done, uint64_t now);
+  void WriteReadModifyWrites(const std::vector<Job*>& writers);
+  void FinishJobs(std::vector<Job>& jobs);
   void ReplyToReaders(std::vector<Job>& jobs);
   bool WatchedKeyChanged(const Job& job, const txn::BatchTxn& txn) const;
   void RecordWatched(const Job& job, const txn::BatchTxn& txn);

@@ -178,16 +178,25 @@ void Worker::RunWithFailover(std::vector<txn::BatchTxn>& batch, std::vector<Job*
 void Worker::RunJobs(std::vector<Job>& jobs) {
   ++shared_.turns;
   const uint64_t now = NowMs();
-  // Round trip 1: reads (of read jobs and read-modify-writes) and the
-  // writes of blind writes (computed now).
-  std::vector<txn::BatchTxn> batch;
-  std::vector<Job*> owners;
+  RoundTrip first = PlaceFirstRound(jobs, now);
+  RunWithFailover(first.batch, first.owners, /*reads=*/true);
+  std::vector<Job*> writers = ReadUntilComplete(std::move(first), now);
+  // The writes of read-modify-writes: a round trip the readers need not wait for.
+  if (!writers.empty()) ReplyToReaders(jobs);
+  WriteReadModifyWrites(writers);
+  FinishJobs(jobs);
+}
+
+// Round trip 1: the reads of read jobs and read-modify-writes, and the
+// writes of blind writes (computed now).
+Worker::RoundTrip Worker::PlaceFirstRound(std::vector<Job>& jobs, uint64_t now) {
+  RoundTrip first;
   for (Job& j : jobs) {
     j.seed = next_seed_++;
     if (j.kind == Job::Kind::kRead || (j.kind == Job::Kind::kWrite && j.needs_read)) {
       Predict(j, now);
-      PlaceReads(j, batch.emplace_back());
-      owners.push_back(&j);
+      PlaceReads(j, first.batch.emplace_back());
+      first.owners.push_back(&j);
     } else if (j.kind == Job::Kind::kWrite) {
       j.view.emplace(now, j.seed);
       ApplyCommands(j);
@@ -195,60 +204,66 @@ void Worker::RunJobs(std::vector<Job>& jobs) {
       if (std::string error = PlaceWrites(j, txn); !error.empty()) {
         j.reply = ErrorReply(error);
       } else if (!txn.writes.empty()) {
-        batch.push_back(std::move(txn));
-        owners.push_back(&j);
+        first.batch.push_back(std::move(txn));
+        first.owners.push_back(&j);
       }
     }
   }
-  RunWithFailover(batch, owners, /*reads=*/true);
+  return first;
+}
 
-  // More read rounds for the jobs whose commands found they need more keys
-  // (the pages of paged collections), until every job has what it needs.
+// Applies what `done` (a round trip that ran) read, and runs more read rounds
+// for the jobs whose commands found they need more keys (the pages of paged
+// collections), until every job has what it needs. Returns the
+// read-modify-writes ready to write.
+std::vector<Worker::Job*> Worker::ReadUntilComplete(RoundTrip done, uint64_t now) {
   std::vector<Job*> writers;
-  while (!batch.empty()) {
-    std::vector<txn::BatchTxn> again;
-    std::vector<Job*> again_owners;
-    for (size_t i = 0; i < batch.size(); ++i) {
-      Job& j = *owners[i];
-      if (!batch[i].status.ok()) {
-        FailJob(j, batch[i].status);
+  while (!done.batch.empty()) {
+    RoundTrip again;
+    for (size_t i = 0; i < done.batch.size(); ++i) {
+      Job& j = *done.owners[i];
+      if (!done.batch[i].status.ok()) {
+        FailJob(j, done.batch[i].status);
       } else if (j.kind == Job::Kind::kWrite && !j.needs_read) {
         continue;  // a blind write, done
-      } else if (!ApplyReads(j, batch[i], now)) {
-        PlaceReads(j, again.emplace_back());
-        again_owners.push_back(&j);
+      } else if (!ApplyReads(j, done.batch[i], now)) {
+        PlaceReads(j, again.batch.emplace_back());
+        again.owners.push_back(&j);
       } else if (j.kind == Job::Kind::kWrite) {
         writers.push_back(&j);
       }
     }
-    if (!again.empty()) {
-      shared_.read_rounds += again.size();
-      RunWithFailover(again, again_owners, /*reads=*/true);
+    if (!again.batch.empty()) {
+      shared_.read_rounds += again.batch.size();
+      RunWithFailover(again.batch, again.owners, /*reads=*/true);
     }
-    batch = std::move(again);
-    owners = std::move(again_owners);
+    done = std::move(again);
   }
+  return writers;
+}
 
-  // The writes of read-modify-writes: a round trip the readers need not wait for.
-  if (!writers.empty()) ReplyToReaders(jobs);
-  std::vector<txn::BatchTxn> writes;
-  std::vector<Job*> placed;
+void Worker::WriteReadModifyWrites(const std::vector<Job*>& writers) {
+  RoundTrip writes;
   for (Job* j : writers) {
     txn::BatchTxn w;
     w.after_ts = j->read_ts;  // the write orders after the versions it read
     if (std::string error = PlaceWrites(*j, w); !error.empty()) {
       j->reply = ErrorReply(error);
     } else if (!w.writes.empty()) {
-      writes.push_back(std::move(w));
-      placed.push_back(j);
+      writes.batch.push_back(std::move(w));
+      writes.owners.push_back(j);
     }
   }
-  if (!writes.empty()) {
-    RunWithFailover(writes, placed, /*reads=*/false);
-    for (size_t i = 0; i < writes.size(); ++i) {
-      if (!writes[i].status.ok()) FailJob(*placed[i], writes[i].status);
-    }
+  if (writes.batch.empty()) return;
+  RunWithFailover(writes.batch, writes.owners, /*reads=*/false);
+  for (size_t i = 0; i < writes.batch.size(); ++i) {
+    if (!writes.batch[i].status.ok()) FailJob(*writes.owners[i], writes.batch[i].status);
   }
+}
+
+// After the turn's writes: parks the blocked, releases the locks (waking
+// whoever waits for them) and runs the server commands.
+void Worker::FinishJobs(std::vector<Job>& jobs) {
   bool wrote = false, unlocked = false;
   for (Job& j : jobs) {
     if (j.kind == Job::Kind::kParked) Park(j);  // before the unlock: no write slips by unseen
