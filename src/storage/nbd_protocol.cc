@@ -10,13 +10,13 @@ namespace rampart::storage::nbd {
 namespace {
 
 // Big-endian integers of `bytes` bytes.
-void PutBe(std::vector<std::byte>& out, uint64_t v, int bytes) {
+void PutBe(Buffer& out, uint64_t v, int bytes) {
   for (int i = bytes - 1; i >= 0; --i) out.push_back(std::byte(v >> (8 * i)));
 }
-void PutU16(std::vector<std::byte>& out, uint16_t v) { PutBe(out, v, 2); }
-void PutU32(std::vector<std::byte>& out, uint32_t v) { PutBe(out, v, 4); }
-void PutU64(std::vector<std::byte>& out, uint64_t v) { PutBe(out, v, 8); }
-void PutBytes(std::vector<std::byte>& out, std::span<const std::byte> b) {
+void PutU16(Buffer& out, uint16_t v) { PutBe(out, v, 2); }
+void PutU32(Buffer& out, uint32_t v) { PutBe(out, v, 4); }
+void PutU64(Buffer& out, uint64_t v) { PutBe(out, v, 8); }
+void PutBytes(Buffer& out, std::span<const std::byte> b) {
   out.insert(out.end(), b.begin(), b.end());
 }
 
@@ -44,7 +44,7 @@ Status CheckMagic(uint64_t got, uint64_t want, std::string_view what) {
 }
 
 // An NBD_REP_INFO reply: the option reply header, then u16 type and payload.
-void BeginInfo(std::vector<std::byte>& out, uint32_t option, uint16_t type,
+void BeginInfo(Buffer& out, uint32_t option, uint16_t type,
                uint32_t payload_bytes) {
   PutU64(out, kOptionReplyMagic);
   PutU32(out, option);
@@ -156,7 +156,7 @@ std::span<const std::byte> AsBytes(std::string_view s) {
 
 // ---- handshake ----
 
-void AppendGreeting(std::vector<std::byte>& out, uint16_t handshake_flags) {
+void AppendGreeting(Buffer& out, uint16_t handshake_flags) {
   PutU64(out, kInitMagic);
   PutU64(out, kOptionMagic);
   PutU16(out, handshake_flags);
@@ -169,14 +169,14 @@ Result<uint16_t> DecodeGreeting(std::span<const std::byte> in) {
   return GetU16(in, 16);
 }
 
-void AppendClientFlags(std::vector<std::byte>& out, uint32_t flags) { PutU32(out, flags); }
+void AppendClientFlags(Buffer& out, uint32_t flags) { PutU32(out, flags); }
 
 Result<uint32_t> DecodeClientFlags(std::span<const std::byte> in) {
   RAMPART_RETURN_IF_ERROR(NeedBytes(in, kClientFlagsBytes, "client flags"));
   return GetU32(in, 0);
 }
 
-void AppendOption(std::vector<std::byte>& out, uint32_t option, std::span<const std::byte> data) {
+void AppendOption(Buffer& out, uint32_t option, std::span<const std::byte> data) {
   PutU64(out, kOptionMagic);
   PutU32(out, option);
   PutU32(out, static_cast<uint32_t>(data.size()));
@@ -189,7 +189,7 @@ Result<OptionHeader> DecodeOptionHeader(std::span<const std::byte> in) {
   return OptionHeader{.option = GetU32(in, 8), .length = GetU32(in, 12)};
 }
 
-void AppendOptionReply(std::vector<std::byte>& out, uint32_t option, uint32_t type,
+void AppendOptionReply(Buffer& out, uint32_t option, uint32_t type,
                        std::span<const std::byte> data) {
   PutU64(out, kOptionReplyMagic);
   PutU32(out, option);
@@ -205,8 +205,8 @@ Result<OptionReplyHeader> DecodeOptionReplyHeader(std::span<const std::byte> in)
                            .length = GetU32(in, 16)};
 }
 
-std::vector<std::byte> EncodeInfoRequest(const InfoRequest& request) {
-  std::vector<std::byte> out;
+Buffer EncodeInfoRequest(const InfoRequest& request) {
+  Buffer out;
   PutU32(out, static_cast<uint32_t>(request.export_name.size()));
   PutBytes(out, AsBytes(request.export_name));
   PutU16(out, static_cast<uint16_t>(request.info_types.size()));
@@ -242,25 +242,25 @@ Result<InfoRequest> DecodeInfoRequest(std::span<const std::byte> data) {
   return request;
 }
 
-void AppendInfoExport(std::vector<std::byte>& out, uint32_t option, const ExportInfo& e) {
+void AppendInfoExport(Buffer& out, uint32_t option, const ExportInfo& e) {
   BeginInfo(out, option, info::kExport, 10);
   PutU64(out, e.size);
   PutU16(out, e.transmission_flags);
 }
 
-void AppendInfoBlockSize(std::vector<std::byte>& out, uint32_t option, const BlockSizes& s) {
+void AppendInfoBlockSize(Buffer& out, uint32_t option, const BlockSizes& s) {
   BeginInfo(out, option, info::kBlockSize, 12);
   PutU32(out, s.minimum);
   PutU32(out, s.preferred);
   PutU32(out, s.maximum);
 }
 
-void AppendInfoName(std::vector<std::byte>& out, uint32_t option, std::string_view name) {
+void AppendInfoName(Buffer& out, uint32_t option, std::string_view name) {
   BeginInfo(out, option, info::kName, static_cast<uint32_t>(name.size()));
   PutBytes(out, AsBytes(name));
 }
 
-void AppendServer(std::vector<std::byte>& out, uint32_t option, std::string_view name) {
+void AppendServer(Buffer& out, uint32_t option, std::string_view name) {
   PutU64(out, kOptionReplyMagic);
   PutU32(out, option);
   PutU32(out, rep::kServer);
@@ -295,7 +295,7 @@ Result<std::string> DecodeServer(std::span<const std::byte> data) {
   return std::string(reinterpret_cast<const char*>(data.data() + 4), name_bytes);
 }
 
-void AppendExportNameReply(std::vector<std::byte>& out, const ExportInfo& e, bool no_zeroes) {
+void AppendExportNameReply(Buffer& out, const ExportInfo& e, bool no_zeroes) {
   PutU64(out, e.size);
   PutU16(out, e.transmission_flags);
   if (!no_zeroes) out.insert(out.end(), kExportNameZeroBytes, std::byte{0});
@@ -308,7 +308,7 @@ Result<ExportInfo> DecodeExportNameReply(std::span<const std::byte> in) {
 
 // ---- transmission ----
 
-void AppendRequest(std::vector<std::byte>& out, const Request& r) {
+void AppendRequest(Buffer& out, const Request& r) {
   PutU32(out, kRequestMagic);
   PutU16(out, r.flags);
   PutU16(out, r.type);
@@ -324,7 +324,7 @@ Result<Request> DecodeRequest(std::span<const std::byte> in) {
                  .offset = GetU64(in, 16), .length = GetU32(in, 24)};
 }
 
-void AppendSimpleReply(std::vector<std::byte>& out, uint64_t cookie, uint32_t error) {
+void AppendSimpleReply(Buffer& out, uint64_t cookie, uint32_t error) {
   PutU32(out, kSimpleReplyMagic);
   PutU32(out, error);
   PutU64(out, cookie);

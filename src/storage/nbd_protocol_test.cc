@@ -7,14 +7,14 @@
 namespace rampart::storage::nbd {
 namespace {
 
-std::vector<std::byte> Bytes(std::initializer_list<int> values) {
-  std::vector<std::byte> out;
+Buffer Bytes(std::initializer_list<int> values) {
+  Buffer out;
   for (int v : values) out.push_back(std::byte(v));
   return out;
 }
 
 TEST(NbdProtocol, GreetingIsNbdMagicIHaveOptAndFlags) {
-  std::vector<std::byte> m;
+  Buffer m;
   AppendGreeting(m, kFlagFixedNewstyle | kFlagNoZeroes);
   ASSERT_EQ(m.size(), kGreetingBytes);
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(m.data()), 16), "NBDMAGICIHAVEOPT");
@@ -26,7 +26,7 @@ TEST(NbdProtocol, GreetingIsNbdMagicIHaveOptAndFlags) {
 }
 
 TEST(NbdProtocol, GreetingErrors) {
-  std::vector<std::byte> m;
+  Buffer m;
   AppendGreeting(m, 1);
   EXPECT_EQ(DecodeGreeting(std::span(m).first(17)).status().code(), StatusCode::kCorruption);
   m[3] = std::byte{'X'};
@@ -37,7 +37,7 @@ TEST(NbdProtocol, GreetingErrors) {
 }
 
 TEST(NbdProtocol, ClientFlagsRoundTrip) {
-  std::vector<std::byte> m;
+  Buffer m;
   AppendClientFlags(m, kClientFlagFixedNewstyle | kClientFlagNoZeroes);
   EXPECT_EQ(m, Bytes({0, 0, 0, 3}));
   EXPECT_EQ(*DecodeClientFlags(m), 3u);
@@ -45,7 +45,7 @@ TEST(NbdProtocol, ClientFlagsRoundTrip) {
 }
 
 TEST(NbdProtocol, OptionRoundTripAndErrors) {
-  std::vector<std::byte> m;
+  Buffer m;
   AppendOption(m, opt::kExportName, AsBytes("disk"));
   ASSERT_EQ(m.size(), kOptionHeaderBytes + 4);
   auto header = DecodeOptionHeader(m);
@@ -60,7 +60,7 @@ TEST(NbdProtocol, OptionRoundTripAndErrors) {
 }
 
 TEST(NbdProtocol, OptionReplyRoundTrip) {
-  std::vector<std::byte> m;
+  Buffer m;
   AppendOptionReply(m, opt::kGo, rep::kErrUnknown, AsBytes("no such export"));
   auto header = DecodeOptionReplyHeader(m);
   ASSERT_TRUE(header.ok());
@@ -69,14 +69,14 @@ TEST(NbdProtocol, OptionReplyRoundTrip) {
   EXPECT_EQ(header->length, 14u);
   EXPECT_EQ(m.size(), kOptionReplyHeaderBytes + 14);
   // The magic is 0x0003e889045565a9, big-endian.
-  EXPECT_EQ(std::vector<std::byte>(m.begin(), m.begin() + 8),
+  EXPECT_EQ(Buffer(m.begin(), m.begin() + 8),
             Bytes({0x00, 0x03, 0xe8, 0x89, 0x04, 0x55, 0x65, 0xa9}));
   EXPECT_FALSE(DecodeOptionReplyHeader(std::span(m).first(19)).ok());
 }
 
 TEST(NbdProtocol, InfoRequestRoundTrip) {
   const InfoRequest request{.export_name = "vol0", .info_types = {info::kBlockSize, info::kName}};
-  const std::vector<std::byte> data = EncodeInfoRequest(request);
+  const Buffer data = EncodeInfoRequest(request);
   EXPECT_EQ(data.size(), 4u + 4 + 2 + 4);
   auto decoded = DecodeInfoRequest(data);
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
@@ -88,18 +88,18 @@ TEST(NbdProtocol, InfoRequestRoundTrip) {
 }
 
 TEST(NbdProtocol, InfoRequestErrors) {
-  std::vector<std::byte> data = EncodeInfoRequest({.export_name = "vol0", .info_types = {3}});
+  Buffer data = EncodeInfoRequest({.export_name = "vol0", .info_types = {3}});
   // Too short for even the fixed fields.
   EXPECT_EQ(DecodeInfoRequest(std::span(data).first(5)).status().code(),
             StatusCode::kInvalidArgument);
   // The information list does not fill the rest exactly.
   EXPECT_EQ(DecodeInfoRequest(std::span(data).first(data.size() - 1)).status().code(),
             StatusCode::kInvalidArgument);
-  std::vector<std::byte> longer = data;
+  Buffer longer = data;
   longer.push_back(std::byte{0});
   EXPECT_FALSE(DecodeInfoRequest(longer).ok());
   // A name length that runs past the data, and a huge one.
-  std::vector<std::byte> lying = data;
+  Buffer lying = data;
   lying[3] = std::byte{200};
   auto past = DecodeInfoRequest(lying);
   EXPECT_EQ(past.status().code(), StatusCode::kInvalidArgument);
@@ -107,19 +107,19 @@ TEST(NbdProtocol, InfoRequestErrors) {
   lying[0] = std::byte{0xff};
   EXPECT_FALSE(DecodeInfoRequest(lying).ok());
   // A name longer than the spec's 4096 bytes, even when it fits.
-  const std::vector<std::byte> huge = EncodeInfoRequest({.export_name = std::string(5000, 'x')});
+  const Buffer huge = EncodeInfoRequest({.export_name = std::string(5000, 'x')});
   auto too_long = DecodeInfoRequest(huge);
   EXPECT_EQ(too_long.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(too_long.status().message().find("longer than"), std::string_view::npos);
 }
 
 // Option reply data: everything after the 20-byte header.
-std::span<const std::byte> ReplyData(const std::vector<std::byte>& m) {
+std::span<const std::byte> ReplyData(const Buffer& m) {
   return std::span(m).subspan(kOptionReplyHeaderBytes);
 }
 
 TEST(NbdProtocol, InfoRepliesRoundTrip) {
-  std::vector<std::byte> m;
+  Buffer m;
   AppendInfoExport(m, opt::kGo, {.size = 1ull << 40, .transmission_flags = tx::kHasFlags | 4});
   auto header = DecodeOptionReplyHeader(m);
   ASSERT_TRUE(header.ok());
@@ -149,14 +149,14 @@ TEST(NbdProtocol, InfoRepliesRoundTrip) {
 }
 
 TEST(NbdProtocol, ServerReplyRoundTrip) {
-  std::vector<std::byte> m;
+  Buffer m;
   AppendServer(m, opt::kList, "vol0");
   auto header = DecodeOptionReplyHeader(m);
   ASSERT_TRUE(header.ok());
   EXPECT_EQ(header->type, rep::kServer);
   EXPECT_EQ(header->length, 8u);
   EXPECT_EQ(*DecodeServer(ReplyData(m)), "vol0");
-  std::vector<std::byte> lying(ReplyData(m).begin(), ReplyData(m).end());
+  Buffer lying(ReplyData(m).begin(), ReplyData(m).end());
   lying[3] = std::byte{9};
   EXPECT_FALSE(DecodeServer(lying).ok());
   EXPECT_FALSE(DecodeServer(std::span(lying).first(3)).ok());
@@ -164,7 +164,7 @@ TEST(NbdProtocol, ServerReplyRoundTrip) {
 
 TEST(NbdProtocol, ExportNameReplyWithAndWithoutZeroes) {
   const ExportInfo e{.size = 64u << 20, .transmission_flags = tx::kHasFlags | tx::kReadOnly};
-  std::vector<std::byte> m;
+  Buffer m;
   AppendExportNameReply(m, e, /*no_zeroes=*/false);
   EXPECT_EQ(m.size(), kExportNameReplyBytes + kExportNameZeroBytes);
   EXPECT_EQ(*DecodeExportNameReply(m), e);
@@ -178,10 +178,10 @@ TEST(NbdProtocol, ExportNameReplyWithAndWithoutZeroes) {
 TEST(NbdProtocol, RequestRoundTripAndBytes) {
   const Request r{.flags = cmd_flag::kFua, .type = cmd::kWrite, .cookie = 0x1122334455667788,
                   .offset = 1ull << 33, .length = 65536};
-  std::vector<std::byte> m;
+  Buffer m;
   AppendRequest(m, r);
   ASSERT_EQ(m.size(), kRequestBytes);
-  EXPECT_EQ(std::vector<std::byte>(m.begin(), m.begin() + 8),
+  EXPECT_EQ(Buffer(m.begin(), m.begin() + 8),
             Bytes({0x25, 0x60, 0x95, 0x13, 0x00, 0x01, 0x00, 0x01}));
   auto decoded = DecodeRequest(m);
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
@@ -189,7 +189,7 @@ TEST(NbdProtocol, RequestRoundTripAndBytes) {
 }
 
 TEST(NbdProtocol, RequestErrors) {
-  std::vector<std::byte> m;
+  Buffer m;
   AppendRequest(m, {.type = cmd::kRead, .length = 512});
   for (size_t n = 0; n < kRequestBytes; ++n) {
     EXPECT_EQ(DecodeRequest(std::span(m).first(n)).status().code(), StatusCode::kCorruption) << n;
@@ -199,12 +199,12 @@ TEST(NbdProtocol, RequestErrors) {
   EXPECT_EQ(bad.status().code(), StatusCode::kCorruption);
   EXPECT_NE(bad.status().message().find("0x25609513"), std::string_view::npos)
       << bad.status().ToString();
-  const std::vector<std::byte> garbage(kRequestBytes, std::byte{0xab});
+  const Buffer garbage(kRequestBytes, std::byte{0xab});
   EXPECT_FALSE(DecodeRequest(garbage).ok());
 }
 
 TEST(NbdProtocol, SimpleReplyRoundTripAndErrors) {
-  std::vector<std::byte> m;
+  Buffer m;
   AppendSimpleReply(m, 42, err::kNoSpc);
   ASSERT_EQ(m.size(), kSimpleReplyBytes);
   auto r = DecodeSimpleReply(m);

@@ -119,7 +119,7 @@ struct Connection {
   InputBuffer in;
   size_t need = nbd::kClientFlagsBytes;  // bytes the next message needs in `in`
   uint64_t discard = 0;                  // payload bytes of a refused WRITE still to skip
-  std::vector<std::byte> out;            // replies; out[0, sent) went out already
+  nbd::Buffer out;                       // replies; out[0, sent) went out already
   size_t sent = 0;
   uint32_t events = 0;                   // the registered epoll interest
 
@@ -323,7 +323,7 @@ struct NbdServer::Loop {
     if (c.sent == c.out.size()) {
       c.out.clear();
       c.sent = 0;
-      if (c.out.capacity() > kKeepBufferBytes) std::vector<std::byte>().swap(c.out);
+      if (c.out.capacity() > kKeepBufferBytes) nbd::Buffer().swap(c.out);
     } else if (c.sent > c.out.size() / 2) {
       c.out.erase(c.out.begin(), c.out.begin() + static_cast<ptrdiff_t>(c.sent));
       c.sent = 0;

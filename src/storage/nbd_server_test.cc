@@ -111,14 +111,14 @@ class RawClient {
                                          nbd::kClientFlagNoZeroes) {
     auto flags = nbd::DecodeGreeting(Read(nbd::kGreetingBytes));
     EXPECT_TRUE(flags.ok()) << flags.status().ToString();
-    std::vector<std::byte> m;
+    nbd::Buffer m;
     nbd::AppendClientFlags(m, client_flags);
     EXPECT_TRUE(SendAll(m));
     return flags.ok() ? *flags : 0;
   }
 
   void SendOption(uint32_t option, std::span<const std::byte> data = {}) {
-    std::vector<std::byte> m;
+    nbd::Buffer m;
     nbd::AppendOption(m, option, data);
     ASSERT_TRUE(SendAll(m));
   }
@@ -181,7 +181,7 @@ class RawClient {
 
   void SendRequest(uint16_t type, uint64_t offset, uint32_t length, uint16_t flags = 0,
                    std::span<const std::byte> payload = {}, uint64_t cookie = 7) {
-    std::vector<std::byte> m;
+    nbd::Buffer m;
     nbd::AppendRequest(m, {.flags = flags, .type = type, .cookie = cookie, .offset = offset,
                            .length = length});
     m.insert(m.end(), payload.begin(), payload.end());
@@ -367,7 +367,7 @@ TEST_F(NbdServerTest, BadHandshakesCloseOnlyThatConnection) {
       {"option length huge",
        [](RawClient& c) {
          c.Greet();
-         std::vector<std::byte> m;
+         nbd::Buffer m;
          nbd::AppendOption(m, nbd::opt::kGo, {});
          std::memset(m.data() + 12, 0xff, 4);  // length 0xffffffff, no data follows
          c.SendAll(m);
@@ -502,7 +502,7 @@ TEST_F(NbdServerTest, BadRequestMagicClosesOnlyThatConnection) {
   bystander.Open(port());
   RawClient c;
   c.Open(port());
-  std::vector<std::byte> m;
+  nbd::Buffer m;
   nbd::AppendRequest(m, {.type = nbd::cmd::kRead, .length = 512});
   m[0] = std::byte{0x12};
   ASSERT_TRUE(c.SendAll(m));
@@ -554,7 +554,7 @@ TEST_F(NbdServerTest, PipelinedRequestsAreAnsweredInOrder) {
   // 400 requests sent at once by another thread: a write then a read back
   // of each 8 KiB block, with sizes that straddle the server's buffers.
   constexpr int kPairs = 200;
-  std::vector<std::byte> stream;
+  nbd::Buffer stream;
   for (int i = 0; i < kPairs; ++i) {
     const uint32_t length = 1000 + 97 * static_cast<uint32_t>(i);
     const std::vector<std::byte> data = RandomBytes(length, 1000 + i);
@@ -627,7 +627,7 @@ TEST(NbdServerBatchTest, BackToBackReadsAreBatchedAndAnsweredOneByOne) {
     c.Open((*server)->port());
     constexpr int kReads = 150;
     auto offset_of = [](int i) { return uint64_t((i * 37) % 1000) * 4096; };
-    std::vector<std::byte> stream;
+    nbd::Buffer stream;
     for (int i = 0; i < kReads; ++i) {
       const uint64_t offset = i == 60 ? kDeviceBytes : offset_of(i);  // 60: past the end
       nbd::AppendRequest(stream, {.type = nbd::cmd::kRead, .cookie = uint64_t(i),
@@ -657,7 +657,7 @@ TEST(NbdServerBatchTest, BackToBackReadsAreBatchedAndAnsweredOneByOne) {
 TEST_F(NbdServerTest, RequestsArrivingByteByByteAreReassembled) {
   RawClient c;
   c.Open(port());
-  std::vector<std::byte> m;
+  nbd::Buffer m;
   const std::vector<std::byte> data = RandomBytes(100, 9);
   nbd::AppendRequest(m, {.type = nbd::cmd::kWrite, .cookie = 5, .offset = 777, .length = 100});
   m.insert(m.end(), data.begin(), data.end());
@@ -674,7 +674,7 @@ TEST_F(NbdServerTest, AClientThatDoesNotReadRepliesBlocksNobodyElse) {
   hog.Open(port());
   // 64 MiB of READ replies the hog does not read for now.
   constexpr int kReads = 64;
-  std::vector<std::byte> m;
+  nbd::Buffer m;
   for (int i = 0; i < kReads; ++i) {
     nbd::AppendRequest(m, {.type = nbd::cmd::kRead, .cookie = uint64_t(i), .length = 1 << 20});
   }
