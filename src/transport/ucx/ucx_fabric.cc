@@ -215,9 +215,10 @@ Status UcxFabric::Init() {
   return Status();
 }
 
-// Same-host messages larger than this go by UCX's rendezvous protocol; see
-// InitWorker. Measured in docs/transport.md ("Rendezvous on one host").
-constexpr size_t kSameHostRendezvousBytes = 256 * 1024;
+// Messages of the same-host context larger than this go by UCX's rendezvous
+// protocol (unless RDMA serves it); see InitWorker. Measured in
+// docs/transport.md ("Rendezvous on one host").
+constexpr size_t kEagerMessageBytes = 256 * 1024;
 
 Status UcxFabric::InitWorker(UcxWorker& w, const std::string& tls) {
   w.fabric = this;
@@ -235,13 +236,15 @@ Status UcxFabric::InitWorker(UcxWorker& w, const std::string& tls) {
   // The same-host context takes UCX_TLS as the user set it; the network
   // context's list is derived from it (NetworkTransports).
   if (cfg.ok()) cfg = modify(&w == &local_ ? "UCX_TLS" : nullptr, "TLS", tls);
-  // Same-host messages up to kSameHostRendezvousBytes go eagerly through the
-  // shared-memory segments. Above UCX's own threshold (a few KiB) it would
-  // send them by rendezvous, whose zero-copy put cannot use cma under
-  // UCP_ERR_HANDLING_MODE_PEER and so goes through the tcp transport on
-  // loopback: three legs and a socket wake-up per message (docs/transport.md).
-  if (cfg.ok() && &w == &local_) {
-    cfg = modify("UCX_RNDV_THRESH", "RNDV_THRESH", std::to_string(kSameHostRendezvousBytes));
+  // Messages of the same-host context up to kEagerMessageBytes go eagerly
+  // (through shared memory to a peer on this host). Above UCX's own threshold
+  // (a few KiB) it would send them by rendezvous, whose zero-copy put cannot
+  // use cma under UCP_ERR_HANDLING_MODE_PEER and so went through the tcp
+  // transport on loopback: three legs and a socket wake-up per message
+  // (docs/transport.md). Not where RDMA serves: undone below.
+  const bool eager = &w == &local_ && std::getenv("UCX_RNDV_THRESH") == nullptr;
+  if (cfg.ok() && eager) {
+    cfg = modify(nullptr, "RNDV_THRESH", std::to_string(kEagerMessageBytes));
   }
   if (!cfg.ok()) {
     ucp_config_release(config);
@@ -265,7 +268,9 @@ Status UcxFabric::InitWorker(UcxWorker& w, const std::string& tls) {
     w.context = nullptr;
     params.features |= UCP_FEATURE_RMA | UCP_FEATURE_AMO64;
     w.native_rma = true;
-    st = ucp_init(&params, config, &w.context);
+    // Zero-copy RDMA is what rendezvous is for: UCX's threshold again.
+    if (eager) st = ucp_config_modify(config, "RNDV_THRESH", "auto");
+    if (st == UCS_OK) st = ucp_init(&params, config, &w.context);
   }
   ucp_config_release(config);
   if (st != UCS_OK) return UcxError(StrCat("ucp_init (", w.role, ")"), st);

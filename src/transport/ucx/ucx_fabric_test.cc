@@ -59,8 +59,9 @@ std::vector<std::byte> RandomBytes(size_t n, uint32_t seed) {
 }
 
 TEST_P(UcxTest, MessagesOfEverySizeEchoWhole) {
-  // Eager and rendezvous both ways: on one host the rendezvous threshold is
-  // 256 KiB (ucx_fabric.cc), elsewhere UCX's own.
+  // Sizes on both sides of the same-host context's rendezvous threshold
+  // (256 KiB, kEagerMessageBytes in ucx_fabric.cc): eager and rendezvous
+  // messages both arrive whole.
   for (size_t size : {size_t{1}, size_t{100}, size_t{4096}, size_t{64 << 10}, size_t{255 << 10},
                       size_t{257 << 10}, size_t{4 << 20}}) {
     auto msg = RandomBytes(size, static_cast<uint32_t>(size));
