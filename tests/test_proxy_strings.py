@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from proxy_helpers import Raw, RespError, key, r, rb  # noqa: F401
+from proxy_helpers import Raw, RespError, encode, key, r, rb  # noqa: F401
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 NOT_INTEGER = "ERR value is not an integer or out of range"
@@ -268,6 +268,53 @@ def test_append(r, rb, c, key):
     assert r.append(key("n"), 3) == 3 and r.incr(key("n")) == 124
     r.hset(key("h"), "f", "v")
     assert error_text(c.call("APPEND", key("h"), "x")) == WRONGTYPE
+
+
+def joined_commands(conn):
+    """INFO stats' rampart_joined_commands of the proxy behind Raw conn."""
+    info = conn.call("INFO", "stats").decode()
+    return int(next(line.split(":")[1] for line in info.splitlines()
+                    if line.startswith("rampart_joined_commands:")))
+
+
+@pytest.mark.proxy_targets("rampart")
+def test_append_joined_over_max_value_fails_whole(redis_target, key):
+    """kv.max_value_bytes (1 MiB by default) refuses a write set whole, so
+    every command joined into it fails with it. A 700,000-byte key; one
+    client pipelines SETRANGEs that change nothing (k 0 "x"), which keep the
+    key's lock busy turn after turn, and meanwhile two clients APPEND "a"
+    (fits alone) and 400,000 bytes (too long alone or after the other). The
+    proxy joins read-modify-writes of one key taken in one turn into one
+    write set; a set holding the long APPEND is refused, and no client may be
+    told a length the key does not get (before the fix, the joined commands
+    got their success replies: the long APPEND its 1,100,001). Repeats until
+    joins happened (INFO), bounded."""
+    k = key()
+    base, tail = b"x" * 700_000, b"y" * 400_000
+    with Raw(redis_target) as setup:
+        first = joined_commands(setup)
+        deadline = time.monotonic() + 60
+        for _ in range(50):
+            if joined_commands(setup) - first >= 20 or time.monotonic() > deadline:
+                break
+            assert setup.call("SET", k, base) == b"OK"
+            with Raw(redis_target) as busy, Raw(redis_target) as a, Raw(redis_target) as b:
+                busy.send(b"".join(encode("SETRANGE", k, 0, "x") for _ in range(100)))
+                a.send(encode("APPEND", k, "a"))
+                b.send(encode("APPEND", k, tail))
+                small, large = a.reply(), b.reply()
+                others = [busy.reply() for _ in range(100)]
+            length = setup.call("STRLEN", k)
+            assert isinstance(large, RespError), f"APPEND of 400,000 bytes answered {large!r}"
+            assert "kv.max_value_bytes" in str(large), large
+            if isinstance(small, RespError):
+                assert "kv.max_value_bytes" in str(small), small
+                assert length == 700_000
+            else:
+                assert (small, length) == (700_001, 700_001)
+            for reply in others:  # the length then, or the refusal
+                assert reply in (700_000, 700_001) or "kv.max_value_bytes" in str(reply), reply
+        assert joined_commands(setup) - first > 0, "no command joined another: nothing was checked"
 
 
 def test_getrange_substr(r, rb, c, key):

@@ -354,7 +354,7 @@ TEST(DataView, RawTakesGuessesBeforeCallingAKeyMissing) {
   EXPECT_EQ(**hit, "page bytes");
   EXPECT_EQ(view.Raw("cached").value(), std::optional<std::string_view>("page bytes"));
   EXPECT_EQ(view.Raw("other").status().code(), StatusCode::kUnavailable);
-  EXPECT_EQ(view.guessed(), std::vector<std::string>{"cached"});   // once, though asked twice
+  EXPECT_EQ(view.guessed(), std::vector<std::string>{"cached"});  // once, though asked twice
   EXPECT_EQ(view.missing(), std::vector<std::string>{"other"});
   EXPECT_EQ(asked, 2);  // the second Raw("cached") found the seeded copy
   EXPECT_TRUE(WritesOf(view).empty());  // a guess is not a write

@@ -113,12 +113,12 @@ std::string Worker::PlaceWrites(Job& job, txn::BatchTxn& txn) {
   const KvConfig& kv = shared_.config.kv;
   for (const auto& [key, entry] : job.view->entries()) {
     if (!entry.dirty) continue;
-    page_cache_.Offer(key, entry.stored);
     if (entry.stored.has_value() && entry.stored->size() > kv.max_value_bytes) {
       return StrCat("ERR rampart: the value of '", key.substr(0, 64), "' would be ",
                     entry.stored->size(), " bytes stored; kv.max_value_bytes is ",
                     kv.max_value_bytes);
     }
+    page_cache_.Offer(key, entry.stored);
     for (uint32_t p : shared_.ring.ReplicasOf(key)) {
       txn.writes.push_back({key, entry.stored.has_value() ? std::string_view(*entry.stored) : "",
                             !entry.stored.has_value(), p});
@@ -248,7 +248,9 @@ void Worker::WriteReadModifyWrites(const std::vector<Job*>& writers) {
     txn::BatchTxn w;
     w.after_ts = j->read_ts;  // the write orders after the versions it read
     if (std::string error = PlaceWrites(*j, w); !error.empty()) {
+      // Nothing of the write set is written: the joined commands in it fail too.
       j->reply = ErrorReply(error);
+      for (Job& f : j->followers) f.reply = j->reply;
     } else if (!w.writes.empty()) {
       writes.batch.push_back(std::move(w));
       writes.owners.push_back(j);
@@ -371,6 +373,7 @@ void Worker::Predict(Job& job, uint64_t now) {
   ApplyTo(job, view);
   for (Job& f : job.followers) ApplyTo(f, view);
   job.reply.clear();
+  for (Job& f : job.followers) f.reply.clear();
   job.extra_keys.insert(job.extra_keys.end(), view.guessed().begin(), view.guessed().end());
   job.extra_keys.insert(job.extra_keys.end(), view.missing().begin(), view.missing().end());
 }
