@@ -32,6 +32,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -51,7 +52,7 @@ struct DefaultInitAllocator : std::allocator<T> {
   };
   using std::allocator<T>::allocator;
   template <class U, class... Args>
-  void construct(U* p, Args&&... args) {
+  void construct(U* p, Args&&... args) noexcept(std::is_nothrow_constructible_v<U, Args...>) {
     if constexpr (sizeof...(Args) == 0) {
       ::new (static_cast<void*>(p)) U;  // default-initialized: no zeroing
     } else {
