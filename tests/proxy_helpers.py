@@ -213,6 +213,19 @@ def joined(t, out, timeout=10.0):
     return out["value"]
 
 
+def blocked_clients(r):
+    """INFO clients' blocked_clients of redis-py client r's server."""
+    return r.info("clients")["blocked_clients"]
+
+
+def wait_blocked_clients(r, n, timeout_s=3.0):
+    """Polls INFO clients (bounded) until blocked_clients is n."""
+    deadline = time.monotonic() + timeout_s
+    while (now := blocked_clients(r)) != n:
+        assert time.monotonic() < deadline, f"blocked_clients {now}, not {n}, after {timeout_s} s"
+        time.sleep(0.02)
+
+
 def pairs(flat):
     """A flat [k1, v1, k2, v2, ...] reply as a dict."""
     assert isinstance(flat, list) and len(flat) % 2 == 0, flat

@@ -18,8 +18,8 @@ import time
 import pytest
 import redis
 
-from proxy_helpers import (Raw, client, encode, error_text, in_thread, joined, key,  # noqa: F401
-                           r, rank_slice, rb)
+from proxy_helpers import (Raw, blocked_clients, client, encode, error_text, in_thread,  # noqa: F401
+                           joined, key, r, rank_slice, rb, wait_blocked_clients)
 
 # Two workers whatever the machine's cores (a 2-core machine gets one by default):
 # a parked BLPOP is also woken by a push through the other worker.
@@ -664,6 +664,35 @@ def test_blpop_stays_blocked_while_key_is_a_string(redis_target, r, key):
         assert r.lrange(k, 0, -1) == ["v2"]
     finally:
         waiter.close()
+
+
+def test_blpop_behind_a_pipelined_command_keeps_its_place(redis_target, r, key):
+    """A BLPOP pipelined behind another command (PING) parks in the turn that
+    answers the PING, and keeps what a parked command keeps: its place in
+    line (a client that blocks on the key later is served after it) and its
+    pass-over of a key turned string (no WRONGTYPE when woken by the SET).
+    Before the fix, finishing the PING reset the session's park: woken by the
+    SET, the BLPOP answered WRONGTYPE."""
+    k = key()
+    before = blocked_clients(r)
+    with Raw(redis_target) as first:
+        first.send(encode("PING") + encode("BLPOP", k, "5"))  # one write: one turn
+        assert first.reply() == b"PONG"
+        wait_blocked_clients(r, before + 1)
+        second = client(redis_target, socket_timeout=10)
+        try:
+            t, out = in_thread(lambda: second.blpop([k], timeout=5))
+            wait_blocked_clients(r, before + 2)
+            assert r.set(k, "a string") is True
+            time.sleep(0.3)
+            assert t.is_alive(), out
+            assert r.delete(k) == 1
+            assert r.rpush(k, "v1") == 1
+            assert first.reply() == [k.encode(), b"v1"]  # first in line, first served
+            assert r.rpush(k, "v2") == 1
+            assert joined(t, out) == (k, "v2")
+        finally:
+            second.close()
 
 
 def test_blmpop_passes_over_key_turned_string(redis_target, r, key):

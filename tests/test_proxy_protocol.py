@@ -16,8 +16,8 @@ import time
 import pytest
 import redis
 
-from proxy_helpers import (Raw, RespError, client, encode, in_thread, joined, key, r,  # noqa: F401
-                           ucx_too)
+from proxy_helpers import (Raw, RespError, blocked_clients, client, encode, in_thread,  # noqa: F401
+                           joined, key, r, ucx_too, wait_blocked_clients)
 
 # ---------------------------------------------------------------------------
 # MULTI / EXEC / DISCARD
@@ -411,18 +411,6 @@ def test_function_kill_delete(redis_target):
 
 # ---------------------------------------------------------------------------
 # INFO clients: blocked_clients
-
-def blocked_clients(r):
-    return r.info("clients")["blocked_clients"]
-
-
-def wait_blocked_clients(r, n, timeout_s=3.0):
-    """Polls INFO clients (bounded) until blocked_clients is n."""
-    deadline = time.monotonic() + timeout_s
-    while (now := blocked_clients(r)) != n:
-        assert time.monotonic() < deadline, f"blocked_clients {now}, not {n}, after {timeout_s} s"
-        time.sleep(0.02)
-
 
 def test_info_blocked_clients(redis_target, r, key):
     """A client blocked in BLPOP, and one in BZPOPMIN, count in INFO clients'

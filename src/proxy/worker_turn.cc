@@ -24,8 +24,13 @@ void Worker::Turn() {
   bool followers = false;
   for (Job& j : jobs) {
     if (j.kind == Job::Kind::kParked) continue;  // RunJobs parked it
-    j.session->park_started = false;
-    DequeueWaiter(*j.session);  // a blocking command that is done
+    if (!j.session->parked) {
+      // A blocking command of the session that is done. Not when a later
+      // command of the same session (a BLPOP behind a pipelined PING) parked
+      // in this turn: it keeps its place in line, its deadline and `woken`.
+      j.session->park_started = false;
+      DequeueWaiter(*j.session);
+    }
     if (!j.replied) answers.push_back(&j);  // else ReplyToReaders sent it
     for (Job& f : j.followers) answers.push_back(&f);
     followers = followers || !j.followers.empty();
@@ -89,6 +94,7 @@ std::string Worker::BackendError(const Status& status) {
 void Worker::FailJob(Job& job, const Status& status) {
   job.reply = ErrorReply(BackendError(status));
   for (Job& f : job.followers) f.reply = job.reply;
+  shared_.backend_errors += job.followers.size();  // INFO counts commands
 }
 
 uint32_t Worker::ReadPartition(std::string_view key, uint64_t now_ms) const {
@@ -294,6 +300,9 @@ bool Worker::ApplyReads(Job& job, txn::BatchTxn& txn, uint64_t now) {
     job.view->Seed(txn.reads[k].key, std::move(txn.values[k]));
   }
   if (!job.watch_check.empty() && WatchedKeyChanged(job, txn)) {
+    // A read round before this one may have run the block already (it then
+    // needed more pages): its reply is not the EXEC's.
+    job.reply.clear();
     resp::Writer out(&job.reply);
     out.SetProtocol(job.session->protocol);
     out.NullArray();
