@@ -160,7 +160,7 @@ int Main(int argc, char** argv) {
 //   is freed, so a buffer that is freed and allocated again per batch (the
 //   NBD server's replies to 8 READs of 1 MiB) was faulted in and zeroed anew
 //   each time: 0.85 instead of 2.2 GB/s. Such blocks now come from the usual
-//   arenas, whose freed pages go back after dirty_decay_ms (10 s).
+//   arenas, whose freed pages go back no sooner than dirty_decay_ms (10 s).
 extern "C" {
 const char* malloc_conf = "oversize_threshold:0";
 }

@@ -211,6 +211,10 @@ class Worker {
   void PlaceReads(const Job& job, txn::BatchTxn& txn);
   void RunWithFailover(std::vector<txn::BatchTxn>& batch, std::vector<Job*>& owners, bool reads);
   uint32_t ReadPartition(std::string_view key, uint64_t now_ms) const;
+  // Gives `reply` to the job and every command joined into it: they share
+  // one write set, so what becomes of it becomes of all of them.
+  void AnswerGroup(Job& job, std::string reply);
+  // AnswerGroup with the backend error for `status`.
   void FailJob(Job& job, const Status& status);
   // The error line (without '-') for a backend failure: Redis's OOM error when
   // a kv-node refused a write for kv.maxmemory, "ERR rampart: ..." otherwise.

@@ -91,9 +91,13 @@ std::string Worker::BackendError(const Status& status) {
   return StrCat("ERR rampart: ", status.ToString());
 }
 
+void Worker::AnswerGroup(Job& job, std::string reply) {
+  for (Job& f : job.followers) f.reply = reply;
+  job.reply = std::move(reply);
+}
+
 void Worker::FailJob(Job& job, const Status& status) {
-  job.reply = ErrorReply(BackendError(status));
-  for (Job& f : job.followers) f.reply = job.reply;
+  AnswerGroup(job, ErrorReply(BackendError(status)));
   shared_.backend_errors += job.followers.size();  // INFO counts commands
 }
 
@@ -254,9 +258,7 @@ void Worker::WriteReadModifyWrites(const std::vector<Job*>& writers) {
     txn::BatchTxn w;
     w.after_ts = j->read_ts;  // the write orders after the versions it read
     if (std::string error = PlaceWrites(*j, w); !error.empty()) {
-      // Nothing of the write set is written: the joined commands in it fail too.
-      j->reply = ErrorReply(error);
-      for (Job& f : j->followers) f.reply = j->reply;
+      AnswerGroup(*j, ErrorReply(error));  // nothing of the write set is written
     } else if (!w.writes.empty()) {
       writes.batch.push_back(std::move(w));
       writes.owners.push_back(j);
@@ -314,9 +316,8 @@ bool Worker::ApplyReads(Job& job, txn::BatchTxn& txn, uint64_t now) {
   const std::vector<std::string>& missing = job.view->missing();
   if (missing.empty()) return true;
   if (++job.read_rounds >= kMaxReadRounds) {
-    job.reply = ErrorReply(StrCat("ERR rampart: the keys of this command kept changing for ",
-                                  kMaxReadRounds, " read rounds; try again"));
-    for (Job& f : job.followers) f.reply = job.reply;  // nothing of theirs is written either
+    AnswerGroup(job, ErrorReply(StrCat("ERR rampart: the keys of this command kept changing for ",
+                                       kMaxReadRounds, " read rounds; try again")));
     job.kind = Job::Kind::kDone;
     return true;
   }

@@ -1,6 +1,6 @@
 // The NBD wire protocol (fixed newstyle handshake, simple replies) as pure
-// functions on bytes: constants, encoders that append to a byte vector (Buffer) and
-// bounds-checked decoders. The server (storage/nbd_server.h) and the tests'
+// functions on bytes: constants, encoders that append to a byte vector
+// (Buffer) and bounds-checked decoders. The server (storage/nbd_server.h) and the tests'
 // hand-written clients both use them. docs/nbd.md says which parts of the
 // protocol rampart speaks; the specification is NBD's doc/proto.md.
 //

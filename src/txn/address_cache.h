@@ -15,10 +15,9 @@
 // cache keeps no keys: entries are found by a 64-bit hash of the key (XXH3),
 // and two keys with one hash would share an entry, which costs a fallback.
 // What the cache must not do is outlive the process whose arena it points
-// into: entries carry the
-// epoch of the connection they were learnt on, and the client bumps a
-// partition's epoch whenever that connection fails (UCX_NOTES: reads of a dead
-// process's shared memory keep "succeeding").
+// into: entries carry the epoch of the connection they were learnt on, and
+// the client bumps a partition's epoch whenever that connection fails
+// (UCX_NOTES: reads of a dead process's shared memory keep "succeeding").
 //
 // Thread-safety: none; it belongs to one Client.
 #pragma once
