@@ -116,6 +116,8 @@ struct Volume::Impl {
   Status ReadMany(std::span<const BlockDevice::ReadRange> reads);
   // Reads `pieces` (Map's, buffer_offset into `out`) in windows.
   Status ReadPieces(const std::vector<Piece>& pieces, std::span<std::byte> out);
+  // One window of ReadPieces (volume_read.cc).
+  class ReadWindow;
   // Feeds the nodes' loads to `steering` (once per read window).
   void UpdateSteering();
 
@@ -132,11 +134,28 @@ struct Volume::Impl {
 
   // ---- volume_write.cc ----
   Status Write(uint64_t offset, std::span<const std::byte> data);
+  // One window of Write (volume_write.cc).
+  class WriteWindow;
 
   // ---- volume_intent_log.cc ----
   // Reads every reachable node's log; loads the dirty groups and the
   // generation to continue from.
   Status LoadIntents();
+  // A record LoadIntents found on node `node`.
+  struct FoundIntent {
+    uint32_t node;
+    IntentRecord record;
+  };
+  // Node n's intent area (records and label), read whole; nullopt when a
+  // read failed (the node is then marked down).
+  Result<std::optional<Buffer>> ReadIntentArea(uint32_t n);
+  // labels[n] and label_why[n] from node n's label block.
+  void ReadLabel(uint32_t n, std::span<const std::byte> block);
+  // Node n's valid records of this layout.
+  std::vector<FoundIntent> DecodeIntents(uint32_t n, const Buffer& area);
+  // From the records of labelled nodes: the epoch to continue from, the
+  // failed node, the dirty groups (loaded_dirty, dirty).
+  void ApplyIntents(std::vector<FoundIntent> found);
   // Recomputes the parity of the stripes of the dirty groups loaded.
   Status Resync();
   // After LoadIntents (which reads the labels too): a volume no node has a
@@ -175,6 +194,11 @@ struct Volume::Impl {
   Status VerifyStripe(uint64_t stripe);
   Result<uint64_t> Verify(const Progress& progress);
   Status Rebuild(uint32_t node_index, const Progress& progress);
+  // Rebuild's steps: node n's label written (valid) or cleared, the node
+  // marked down when that fails; stripes [first, first + count) of node
+  // `node_index` reconstructed from the others and written.
+  Status WriteLabelOrFail(uint32_t n, bool valid);
+  Status RebuildStripes(uint32_t node_index, uint64_t first, uint64_t count);
 
   const VolumeLayout layout;
   VolumeOptions options;

@@ -137,94 +137,93 @@ Status Volume::Impl::ClearIdleIntents(bool force) {
 // ---------------------------------------------------------------------------
 // Loading and resync
 
-Status Volume::Impl::LoadIntents() {
+Result<std::optional<Buffer>> Volume::Impl::ReadIntentArea(uint32_t n) {
   // The records and the label (block kVolumeLabelBlock): the whole area.
   const size_t area = size_t{kVolumeLabelBlock + 1} * kIntentBlockBytes;
   const size_t chunk = std::max<size_t>(kIntentBlockBytes, std::min<size_t>(max_io_bytes, area) /
                                                                kIntentBlockBytes * kIntentBlockBytes);
-  struct Found {
-    uint32_t node;
-    IntentRecord record;
-  };
-  std::vector<Found> found;
-  labels.assign(nodes.size(), Label::kUnread);
-  label_why.assign(nodes.size(), "");
-  for (uint32_t n = 0; n < nodes.size(); ++n) {
-    if (nodes[n].health != Health::kUp) continue;
-    RAMPART_ASSIGN_OR_RETURN(Buffer buffer, Get(area));
-    std::vector<Status> errors((area + chunk - 1) / chunk);
-    for (size_t i = 0; i < errors.size(); ++i) {
-      const size_t length = std::min(chunk, area - i * chunk);
-      Status* slot = &errors[i];
-      Issue(n, IoKind::kRead, layout.metadata_offset() + i * chunk, static_cast<uint32_t>(length),
-            Slice(buffer, i * chunk, length), [slot](const Status& st) { *slot = st; });
-    }
+  RAMPART_ASSIGN_OR_RETURN(Buffer buffer, Get(area));
+  std::vector<Status> errors((area + chunk - 1) / chunk);
+  for (size_t i = 0; i < errors.size(); ++i) {
+    const size_t length = std::min(chunk, area - i * chunk);
+    Status* slot = &errors[i];
+    Issue(n, IoKind::kRead, layout.metadata_offset() + i * chunk, static_cast<uint32_t>(length),
+          Slice(buffer, i * chunk, length), [slot](const Status& st) { *slot = st; });
+  }
+  Drain();
+  auto failed = [](const Status& s) { return !s.ok(); };
+  if (auto bad = std::find_if(errors.begin(), errors.end(), failed); bad != errors.end()) {
+    MarkDown(n, bad->WithContext("reading the write-intent log"));
     Drain();
-    if (auto bad = std::find_if(errors.begin(), errors.end(), [](const Status& s) { return !s.ok(); });
-        bad != errors.end()) {
-      MarkDown(n, bad->WithContext("reading the write-intent log"));
-      Drain();
+    return std::optional<Buffer>();
+  }
+  return std::optional<Buffer>(std::move(buffer));
+}
+
+void Volume::Impl::ReadLabel(uint32_t n, std::span<const std::byte> block) {
+  Result<VolumeLabel> label = DecodeVolumeLabel(block);
+  if (!label.ok()) {
+    // A torn label write counts as no label.
+    labels[n] = Label::kNone;
+    label_why[n] = label.status().code() == StatusCode::kNotFound
+                       ? "no volume label (an empty or replaced device)"
+                       : StrCat("its volume label is unreadable (", label.status().message(), ")");
+  } else if (label->fingerprint != geometry.fingerprint || label->node_index != n ||
+             label->node_count != nodes.size()) {
+    labels[n] = Label::kForeign;
+    label_why[n] = StrCat("its volume label is another's (fingerprint ", label->fingerprint,
+                          ", node index ", label->node_index, "; this volume: ",
+                          geometry.fingerprint, ", node index ", n, ")");
+  } else {
+    labels[n] = Label::kValid;
+  }
+}
+
+std::vector<Volume::Impl::FoundIntent> Volume::Impl::DecodeIntents(uint32_t n, const Buffer& area) {
+  std::vector<FoundIntent> found;
+  for (uint32_t b = 0; b < kIntentMaxBlocks; ++b) {
+    Result<IntentRecord> r = DecodeIntentRecord(
+        std::span<const std::byte>(area.data() + size_t{b} * kIntentBlockBytes, kIntentBlockBytes));
+    if (!r.ok()) {
+      if (r.status().code() != StatusCode::kNotFound) {
+        spdlog::warn("volume: storage node {}: intent record {} ignored: {}", nodes[n].id, b,
+                     r.status().ToString());
+      }
       continue;
     }
-    {
-      Result<VolumeLabel> label = DecodeVolumeLabel(std::span<const std::byte>(
-          buffer.data() + size_t{kVolumeLabelBlock} * kIntentBlockBytes, kIntentBlockBytes));
-      if (!label.ok()) {
-        // A torn label write counts as no label.
-        labels[n] = Label::kNone;
-        label_why[n] = label.status().code() == StatusCode::kNotFound
-                           ? "no volume label (an empty or replaced device)"
-                           : StrCat("its volume label is unreadable (", label.status().message(), ")");
-      } else if (label->fingerprint != geometry.fingerprint || label->node_index != n ||
-                 label->node_count != nodes.size()) {
-        labels[n] = Label::kForeign;
-        label_why[n] = StrCat("its volume label is another's (fingerprint ", label->fingerprint,
-                              ", node index ", label->node_index, "; this volume: ",
-                              geometry.fingerprint, ", node index ", n, ")");
-      } else {
-        labels[n] = Label::kValid;
-      }
+    if (r->fingerprint != geometry.fingerprint || r->block != b) {
+      spdlog::warn("volume: storage node {}: intent record {} is another layout's; ignored",
+                   nodes[n].id, b);
+      continue;
     }
-    for (uint32_t b = 0; b < kIntentMaxBlocks; ++b) {
-      Result<IntentRecord> r = DecodeIntentRecord(
-          std::span<const std::byte>(buffer.data() + size_t{b} * kIntentBlockBytes, kIntentBlockBytes));
-      if (!r.ok()) {
-        if (r.status().code() != StatusCode::kNotFound) {
-          spdlog::warn("volume: storage node {}: intent record {} ignored: {}", nodes[n].id, b,
-                       r.status().ToString());
-        }
-        continue;
-      }
-      if (r->fingerprint != geometry.fingerprint || r->block != b) {
-        spdlog::warn("volume: storage node {}: intent record {} is another layout's; ignored",
-                     nodes[n].id, b);
-        continue;
-      }
-      found.push_back(Found{n, std::move(*r)});
-    }
+    found.push_back(FoundIntent{n, std::move(*r)});
   }
+  return found;
+}
+
+void Volume::Impl::ApplyIntents(std::vector<FoundIntent> found) {
   // A node without this volume's label (replaced or foreign) holds no record
   // of this volume: its copies, if any, are not this volume's.
   const bool any_label = std::count(labels.begin(), labels.end(), Label::kValid) > 0;
-  std::erase_if(found, [&](const Found& f) {
+  std::erase_if(found, [&](const FoundIntent& f) {
     return labels[f.node] == Label::kForeign || (any_label && labels[f.node] != Label::kValid);
   });
   uint64_t newest = 0;
-  for (const Found& f : found) newest = std::max(newest, f.record.generation);
+  for (const FoundIntent& f : found) newest = std::max(newest, f.record.generation);
   generation = ((newest >> 32) + 1) << 32;  // a new epoch
   // The newest record says which node is failed; that node's records are stale.
-  for (const Found& f : found) {
+  for (const FoundIntent& f : found) {
     if (f.record.generation == newest && f.record.failed_node < nodes.size()) {
       failed_node = f.record.failed_node;
     }
   }
   // Per block, the newest copy (ties: all of them) holds the dirty groups.
   std::vector<uint64_t> best(kIntentMaxBlocks, 0);
-  for (const Found& f : found) {
+  for (const FoundIntent& f : found) {
     if (f.node != failed_node) best[f.record.block] = std::max(best[f.record.block], f.record.generation);
   }
   const auto now = SteadyClock::now();
-  for (const Found& f : found) {
+  for (const FoundIntent& f : found) {
     if (f.node == failed_node || f.record.generation != best[f.record.block]) continue;
     for (uint64_t g : f.record.dirty) {
       // The record's own group size: the volume may have grown since.
@@ -237,6 +236,21 @@ Status Volume::Impl::LoadIntents() {
       }
     }
   }
+}
+
+Status Volume::Impl::LoadIntents() {
+  std::vector<FoundIntent> found;
+  labels.assign(nodes.size(), Label::kUnread);
+  label_why.assign(nodes.size(), "");
+  for (uint32_t n = 0; n < nodes.size(); ++n) {
+    if (nodes[n].health != Health::kUp) continue;
+    RAMPART_ASSIGN_OR_RETURN(std::optional<Buffer> area, ReadIntentArea(n));
+    if (!area) continue;  // marked down
+    const size_t label_at = size_t{kVolumeLabelBlock} * kIntentBlockBytes;
+    ReadLabel(n, std::span<const std::byte>(area->data() + label_at, kIntentBlockBytes));
+    for (FoundIntent& f : DecodeIntents(n, *area)) found.push_back(std::move(f));
+  }
+  ApplyIntents(std::move(found));
   if (!loaded_dirty.empty()) {
     spdlog::info("volume: {} stripe groups of {} stripes are marked dirty{}", loaded_dirty.size(),
                  geometry.group_stripes,
@@ -476,6 +490,46 @@ Result<uint64_t> Volume::Impl::Verify(const Progress& progress) {
 // ---------------------------------------------------------------------------
 // Rebuild
 
+Status Volume::Impl::WriteLabelOrFail(uint32_t n, bool valid) {
+  Status st;
+  IssueLabelWrite(n, valid, st);
+  Drain();
+  if (st.ok() && nodes[n].health != Health::kDown) return Status::Ok();
+  MarkDown(n, st.ok() ? Unavailable("down") : st);
+  Drain();
+  return (st.ok() ? Unavailable("storage node ", nodes[n].id, " failed") : st)
+      .WithContext(valid ? "writing the volume label" : "clearing the volume label");
+}
+
+Status Volume::Impl::RebuildStripes(uint32_t node_index, uint64_t first, uint64_t count) {
+  const uint64_t c = layout.cell_bytes();
+  std::vector<Buffer> buffers(count);
+  std::vector<std::vector<Status>> errors(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    RAMPART_ASSIGN_OR_RETURN(buffers[i], Get(layout.node_count() * c));
+  }
+  for (uint64_t i = 0; i < count; ++i) {
+    IssueStripeReads(first + i, {0, c}, node_index, buffers[i], errors[i]);
+  }
+  Drain();
+  for (uint64_t i = 0; i < count; ++i) {
+    Status st = ReconstructSlot(first + i, {0, c}, node_index, buffers[i], errors[i]);
+    if (!st.ok()) {
+      Drain();
+      MarkDown(node_index, st);
+      Drain();
+      return st.WithContext("rebuild");
+    }
+    Issue(node_index, IoKind::kWrite, layout.StripeOffset(first + i), static_cast<uint32_t>(c),
+          Slice(buffers[i], node_index * c, c), [](const Status&) {});
+  }
+  Drain();
+  if (nodes[node_index].health == Health::kDown) {
+    return Unavailable("rebuild: storage node ", nodes[node_index].id, " failed at stripe ", first);
+  }
+  return Status::Ok();
+}
+
 Status Volume::Impl::Rebuild(uint32_t node_index, const Progress& progress) {
   if (node_index >= nodes.size()) return InvalidArgument("no node index ", node_index);
   for (uint32_t n = 0; n < nodes.size(); ++n) {
@@ -492,47 +546,13 @@ Status Volume::Impl::Rebuild(uint32_t node_index, const Progress& progress) {
   Node& node = nodes[node_index];
   node.health = Health::kRebuilding;
   node.rebuilt_below = 0;
-  {
-    // No label while its cells are rewritten: an interrupted rebuild leaves
-    // the node recognisably not the volume's (besides recorded failed).
-    Status st;
-    IssueLabelWrite(node_index, /*valid=*/false, st);
-    Drain();
-    if (!st.ok() || node.health == Health::kDown) {
-      MarkDown(node_index, st.ok() ? Unavailable("down") : st);
-      Drain();
-      return (st.ok() ? Unavailable("storage node ", node.id, " failed") : st)
-          .WithContext("rebuild: clearing the volume label");
-    }
-  }
-  const uint64_t c = layout.cell_bytes();
+  // No label while its cells are rewritten: an interrupted rebuild leaves
+  // the node recognisably not the volume's (besides recorded failed).
+  RAMPART_RETURN_IF_ERROR(WriteLabelOrFail(node_index, /*valid=*/false).WithContext("rebuild"));
   const uint64_t window = StripeWindow();
   for (uint64_t first = 0; first < layout.stripes(); first += window) {
     const uint64_t count = std::min(window, layout.stripes() - first);
-    std::vector<Buffer> buffers(count);
-    std::vector<std::vector<Status>> errors(count);
-    for (uint64_t i = 0; i < count; ++i) {
-      RAMPART_ASSIGN_OR_RETURN(buffers[i], Get(layout.node_count() * c));
-    }
-    for (uint64_t i = 0; i < count; ++i) {
-      IssueStripeReads(first + i, {0, c}, node_index, buffers[i], errors[i]);
-    }
-    Drain();
-    for (uint64_t i = 0; i < count; ++i) {
-      Status st = ReconstructSlot(first + i, {0, c}, node_index, buffers[i], errors[i]);
-      if (!st.ok()) {
-        Drain();
-        MarkDown(node_index, st);
-        Drain();
-        return st.WithContext("rebuild");
-      }
-      Issue(node_index, IoKind::kWrite, layout.StripeOffset(first + i), static_cast<uint32_t>(c),
-            Slice(buffers[i], node_index * c, c), [](const Status&) {});
-    }
-    Drain();
-    if (node.health == Health::kDown) {
-      return Unavailable("rebuild: storage node ", node.id, " failed at stripe ", first);
-    }
+    RAMPART_RETURN_IF_ERROR(RebuildStripes(node_index, first, count));
     node.rebuilt_below = first + count;
     if (progress && !progress(first + count, layout.stripes())) {
       MarkDown(node_index, Aborted("rebuild stopped"));
@@ -544,18 +564,8 @@ Status Volume::Impl::Rebuild(uint32_t node_index, const Progress& progress) {
   RAMPART_RETURN_IF_ERROR(FlushNodes());
   // The label last, once every cell is durable: only then is the node the
   // volume's again.
-  {
-    Status st;
-    IssueLabelWrite(node_index, /*valid=*/true, st);
-    Drain();
-    if (!st.ok() || node.health == Health::kDown) {
-      MarkDown(node_index, st.ok() ? Unavailable("down") : st);
-      Drain();
-      return (st.ok() ? Unavailable("storage node ", node.id, " failed") : st)
-          .WithContext("rebuild: writing the volume label");
-    }
-    labels[node_index] = Label::kValid;
-  }
+  RAMPART_RETURN_IF_ERROR(WriteLabelOrFail(node_index, /*valid=*/true).WithContext("rebuild"));
+  labels[node_index] = Label::kValid;
   failed_node = kNoFailedNode;
   return PersistRecords({0}, /*durable=*/true).WithContext("recording the rebuilt node");
 }

@@ -4,9 +4,9 @@
 //
 // A read runs in windows of pieces (one piece per data cell touched) whose
 // worst case, every piece read around its node, fits half the pool. Per
-// window: plan how each piece is read (its own node, or around a node: the
-// other cells of its stripe, XORed), issue everything, drain, retry the
-// failures another way (up to two more rounds), assemble.
+// window (ReadWindow): plan how each piece is read (its own node, or around a
+// node: the other cells of its stripe, XORed), issue everything, drain, retry
+// the failures another way (up to two more rounds), assemble.
 #include <algorithm>
 #include <cstring>
 
@@ -37,6 +37,234 @@ struct PieceRead {
 };
 
 }  // namespace
+
+// One window of a read: the pieces from `first` on whose worst case fits
+// the budget, planned, read (with retries) and copied out.
+//
+//   ReadWindow w(impl, pieces, next);   // next += w.size()
+//   w.Plan();
+//   RAMPART_RETURN_IF_ERROR(w.Read());
+//   RAMPART_RETURN_IF_ERROR(w.Assemble(out));
+//
+// REQUIRES: `pieces` and the volume outlive the window; one window at a time.
+class Volume::Impl::ReadWindow {
+ public:
+  ReadWindow(Volume::Impl& volume, const std::vector<Piece>& pieces, size_t first)
+      : v_(volume), k1_(volume.layout.node_count()) {
+    const size_t budget = v_.pool->capacity() / 2;
+    size_t bytes = 0;
+    for (size_t i = first; i < pieces.size(); ++i) {
+      const Piece& p = pieces[i];
+      const uint64_t in_cell = p.node_offset - v_.layout.StripeOffset(p.stripe);
+      const ColumnRange cols = v_.Align(in_cell, in_cell + p.length);
+      if (!window_.empty() && bytes + k1_ * cols.size() > budget) break;
+      bytes += k1_ * cols.size();
+      PieceRead r;
+      r.piece = &p;
+      r.cols = cols;
+      window_.push_back(std::move(r));
+    }
+  }
+
+  size_t size() const { return window_.size(); }
+
+  // Pieces on unusable nodes are read around them; then, on a volume with
+  // every node of the stripe up, pieces on the hot node are steered when that
+  // costs one extra read (the parity) at most.
+  void Plan() {
+    for (PieceRead& r : window_) {
+      if (!v_.Usable(r.piece->node_index, r.piece->stripe)) r.around = r.piece->node_index;
+    }
+    if (v_.options.steer_hot_reads) PlanSteering();
+    for (size_t i = 0; i < window_.size(); ++i) {
+      if (window_[i].around) FindSources(i);
+    }
+  }
+
+  // Issues every piece's reads, drains, and reads the failures another way.
+  // Errors stop the issuing, never the Drain: reads in flight target the
+  // window's buffers.
+  Status Read() {
+    Status st;
+    for (PieceRead& r : window_) {
+      if (st = Issue(r, /*sources=*/true); !st.ok()) break;
+    }
+    v_.Drain();
+    RAMPART_RETURN_IF_ERROR(st);
+    for (int round = 0; round < 2; ++round) {
+      std::vector<PieceRead*> again = TakeRetries();
+      if (again.empty()) break;
+      for (PieceRead* r : again) {
+        if (st = Issue(*r, /*sources=*/false); !st.ok()) break;
+      }
+      v_.Drain();
+      RAMPART_RETURN_IF_ERROR(st);
+    }
+    return Status::Ok();
+  }
+
+  // Copies every piece into `out` (reconstructing those read around a node);
+  // the first piece's error when one could not be read.
+  Status Assemble(std::span<std::byte> out) {
+    for (PieceRead& r : window_) {
+      const Piece& p = *r.piece;
+      if (r.final_error || (!r.around && !r.status.ok())) return r.status;
+      const uint64_t in_cell = p.node_offset - v_.layout.StripeOffset(p.stripe) - r.cols.lo;
+      const std::byte* from = r.buffer.data() + in_cell;
+      if (r.around) {
+        RAMPART_RETURN_IF_ERROR(Reconstruct(r));
+        from += *r.around * r.cols.size();
+        ++(r.steered ? v_.stats.steered_reads : v_.stats.degraded_reads);
+      } else {
+        ++v_.stats.healthy_reads;
+      }
+      std::memcpy(out.data() + p.buffer_offset, from, p.length);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  void PlanSteering() {
+    v_.UpdateSteering();
+    const std::optional<uint32_t> hot = v_.steering.hot();
+    if (!hot) return;
+    for (size_t i = 0; i < window_.size(); ++i) {
+      PieceRead& r = window_[i];
+      if (r.around || r.piece->node_index != *hot) continue;
+      Result<std::optional<uint32_t>> missing = v_.Missing(r.piece->stripe);
+      if (!missing.ok() || missing->has_value()) continue;
+      r.around = *hot;
+      if (FindSources(i) <= 1 && v_.steering.TakeSteer()) {
+        r.steered = true;
+      } else {
+        r.around.reset();
+      }
+    }
+  }
+
+  // Sources for piece i, read around its node, among the window's pieces of
+  // the same stripe (adjacent: Map is in volume order). Returns how many of
+  // the other cells need a read of their own.
+  int FindSources(size_t i) {
+    PieceRead& r = window_[i];
+    r.source.assign(k1_, kNoSource);
+    auto same_stripe = [&](size_t j) { return window_[j].piece->stripe == r.piece->stripe; };
+    size_t first = i, last = i;
+    while (first > 0 && same_stripe(first - 1)) --first;
+    while (last + 1 < window_.size() && same_stripe(last + 1)) ++last;
+    for (size_t j = first; j <= last; ++j) {
+      const PieceRead& q = window_[j];
+      // Not another copy of r's own cell (ReadMany's reads may overlap):
+      // the reconstruction writes r's cell into its source slot.
+      if (j != i && !q.around && q.piece->node_index != *r.around &&
+          q.cols.lo <= r.cols.lo && r.cols.hi <= q.cols.hi) {
+        r.source[q.piece->node_index] = static_cast<int>(j);
+      }
+    }
+    int extra = 0;
+    for (uint32_t n = 0; n < k1_; ++n) {
+      if (n != *r.around && r.source[n] == kNoSource) ++extra;
+    }
+    return extra;
+  }
+
+  // Issues piece r's reads as planned: its own node, or the cells without a
+  // source (sources: false, every other cell).
+  Status Issue(PieceRead& r, bool sources) {
+    const Piece& p = *r.piece;
+    const uint64_t length = r.cols.size();
+    const uint64_t at = v_.layout.StripeOffset(p.stripe) + r.cols.lo;
+    if (!r.around) {
+      RAMPART_ASSIGN_OR_RETURN(r.buffer, v_.pool->Get(length));
+      Status* slot = &r.status;
+      v_.Issue(p.node_index, IoKind::kRead, at, static_cast<uint32_t>(length), r.buffer.ref(),
+               [slot](const Status& st) { *slot = st; });
+      return Status::Ok();
+    }
+    if (!sources) r.source.assign(k1_, kNoSource);
+    RAMPART_ASSIGN_OR_RETURN(r.buffer, v_.pool->Get(k1_ * length));
+    r.errors.assign(k1_, Status::Ok());
+    for (uint32_t n = 0; n < k1_; ++n) {
+      if (n == *r.around || r.source[n] != kNoSource) continue;
+      Status* slot = &r.errors[n];
+      if (!v_.Usable(n, p.stripe)) {
+        *slot = Unavailable("storage node ", v_.nodes[n].id, " is down");
+        continue;
+      }
+      v_.Issue(n, IoKind::kRead, at, static_cast<uint32_t>(length),
+               Slice(r.buffer, n * length, length), [slot](const Status& st) { *slot = st; });
+    }
+    return Status::Ok();
+  }
+
+  // The first input of around-piece r that failed, OK when none did.
+  Status InputError(const PieceRead& r) const {
+    for (uint32_t n = 0; n < k1_; ++n) {
+      if (n == *r.around) continue;
+      const Status& st = r.source[n] == kNoSource ? r.errors[n] : window_[r.source[n]].status;
+      if (!st.ok()) {
+        return st.WithContext(StrCat("stripe ", r.piece->stripe,
+                                     ": cannot reconstruct node index ", *r.around, "'s cell"));
+      }
+    }
+    return Status::Ok();
+  }
+
+  // The failed pieces to read another way, switched over: a piece read from
+  // its node is read around it (all other cells afresh); a steered piece
+  // whose inputs failed from its own node after all. A piece read around a
+  // down node whose inputs failed has lost two cells: final.
+  std::vector<PieceRead*> TakeRetries() {
+    std::vector<PieceRead*> again;
+    for (PieceRead& r : window_) {
+      if (r.final_error) continue;
+      if (!r.around) {
+        if (!r.status.ok()) again.push_back(&r);
+      } else if (Status in = InputError(r); !in.ok()) {
+        if (r.steered) {
+          again.push_back(&r);
+        } else {
+          r.status = in;
+          r.final_error = true;
+        }
+      }
+    }
+    // Every retry is decided before any buffer is replaced: inputs borrowed
+    // from a piece being retried were checked above.
+    for (PieceRead* r : again) {
+      if (r->around) {
+        r->around.reset();
+        r->steered = false;
+      } else {
+        r->around = r->piece->node_index;
+      }
+      r->status = Status::Ok();
+      r->buffer = Buffer();
+    }
+    return again;
+  }
+
+  // Rebuilds around-piece r's cell into its slot of r.buffer from the other
+  // cells (its own reads or the sources').
+  Status Reconstruct(PieceRead& r) {
+    RAMPART_RETURN_IF_ERROR(InputError(r));
+    const uint64_t length = r.cols.size();
+    std::vector<MutableBytes> cells;
+    for (uint32_t n = 0; n < k1_; ++n) {
+      const int q = r.source[n];
+      std::byte* cell = q == kNoSource
+                            ? r.buffer.data() + n * length
+                            : window_[q].buffer.data() + (r.cols.lo - window_[q].cols.lo);
+      cells.emplace_back(cell, length);
+    }
+    ++v_.stats.reconstructions;
+    return storage::Reconstruct(cells, *r.around);
+  }
+
+  Volume::Impl& v_;
+  const uint32_t k1_;
+  std::vector<PieceRead> window_;
+};
 
 void Volume::Impl::UpdateSteering() {
   std::vector<NodeLoad> loads(nodes.size());
@@ -79,190 +307,13 @@ Status Volume::Impl::ReadMany(std::span<const BlockDevice::ReadRange> reads) {
 
 Status Volume::Impl::ReadPieces(const std::vector<Piece>& pieces, std::span<std::byte> out) {
   (void)ClearIdleIntents(false);
-  const uint32_t k1 = layout.node_count();
-  const size_t budget = pool->capacity() / 2;
   size_t next = 0;
   while (next < pieces.size()) {
-    // A window of pieces whose worst case (all read around) fits the budget.
-    std::vector<PieceRead> window;
-    size_t bytes = 0;
-    for (size_t i = next; i < pieces.size(); ++i) {
-      const Piece& p = pieces[i];
-      const uint64_t in_cell = p.node_offset - layout.StripeOffset(p.stripe);
-      const ColumnRange cols = Align(in_cell, in_cell + p.length);
-      if (!window.empty() && bytes + k1 * cols.size() > budget) break;
-      bytes += k1 * cols.size();
-      PieceRead r;
-      r.piece = &p;
-      r.cols = cols;
-      window.push_back(std::move(r));
-    }
+    ReadWindow window(*this, pieces, next);
     next += window.size();
-
-    // The window's pieces of the same stripe are adjacent (Map is in volume
-    // order): sources for a piece read around its node are found among them.
-    auto find_sources = [&](size_t i) {
-      PieceRead& r = window[i];
-      r.source.assign(k1, kNoSource);
-      auto same_stripe = [&](size_t j) { return window[j].piece->stripe == r.piece->stripe; };
-      size_t first = i, last = i;
-      while (first > 0 && same_stripe(first - 1)) --first;
-      while (last + 1 < window.size() && same_stripe(last + 1)) ++last;
-      for (size_t j = first; j <= last; ++j) {
-        const PieceRead& q = window[j];
-        // Not another copy of r's own cell (ReadMany's reads may overlap):
-        // the reconstruction writes r's cell into its source slot.
-        if (j != i && !q.around && q.piece->node_index != *r.around &&
-            q.cols.lo <= r.cols.lo && r.cols.hi <= q.cols.hi) {
-          r.source[q.piece->node_index] = static_cast<int>(j);
-        }
-      }
-      int extra = 0;  // cells that need a read of their own
-      for (uint32_t n = 0; n < k1; ++n) {
-        if (n != *r.around && r.source[n] == kNoSource) ++extra;
-      }
-      return extra;
-    };
-
-    // Plan: pieces on unusable nodes are read around them; then, on a volume
-    // with every node of the stripe up, pieces on the hot node are steered
-    // when that costs one extra read (the parity) at most.
-    for (PieceRead& r : window) {
-      if (!Usable(r.piece->node_index, r.piece->stripe)) r.around = r.piece->node_index;
-    }
-    if (options.steer_hot_reads) {
-      UpdateSteering();
-      if (const std::optional<uint32_t> hot = steering.hot()) {
-        for (size_t i = 0; i < window.size(); ++i) {
-          PieceRead& r = window[i];
-          if (r.around || r.piece->node_index != *hot) continue;
-          Result<std::optional<uint32_t>> missing = Missing(r.piece->stripe);
-          if (!missing.ok() || missing->has_value()) continue;
-          r.around = *hot;
-          if (find_sources(i) <= 1 && steering.TakeSteer()) {
-            r.steered = true;
-          } else {
-            r.around.reset();
-          }
-        }
-      }
-    }
-    for (size_t i = 0; i < window.size(); ++i) {
-      if (window[i].around) find_sources(i);
-    }
-
-    // Issues piece r's reads as planned: its own node, or the cells without
-    // a source (sources: false, every other cell).
-    auto issue = [&](PieceRead& r, bool sources) -> Status {
-      const Piece& p = *r.piece;
-      const uint64_t length = r.cols.size();
-      const uint64_t at = layout.StripeOffset(p.stripe) + r.cols.lo;
-      if (!r.around) {
-        RAMPART_ASSIGN_OR_RETURN(r.buffer, pool->Get(length));
-        Status* slot = &r.status;
-        Issue(p.node_index, IoKind::kRead, at, static_cast<uint32_t>(length), r.buffer.ref(),
-              [slot](const Status& st) { *slot = st; });
-        return Status::Ok();
-      }
-      if (!sources) r.source.assign(k1, kNoSource);
-      RAMPART_ASSIGN_OR_RETURN(r.buffer, pool->Get(k1 * length));
-      r.errors.assign(k1, Status::Ok());
-      for (uint32_t n = 0; n < k1; ++n) {
-        if (n == *r.around || r.source[n] != kNoSource) continue;
-        Status* slot = &r.errors[n];
-        if (!Usable(n, p.stripe)) {
-          *slot = Unavailable("storage node ", nodes[n].id, " is down");
-          continue;
-        }
-        Issue(n, IoKind::kRead, at, static_cast<uint32_t>(length),
-              Slice(r.buffer, n * length, length), [slot](const Status& st) { *slot = st; });
-      }
-      return Status::Ok();
-    };
-    // The first input of around-piece r that failed, OK when none did.
-    auto input_error = [&](const PieceRead& r) -> Status {
-      for (uint32_t n = 0; n < k1; ++n) {
-        if (n == *r.around) continue;
-        const Status& st = r.source[n] == kNoSource ? r.errors[n] : window[r.source[n]].status;
-        if (!st.ok()) {
-          return st.WithContext(StrCat("stripe ", r.piece->stripe,
-                                       ": cannot reconstruct node index ", *r.around, "'s cell"));
-        }
-      }
-      return Status::Ok();
-    };
-
-    // Errors stop the issuing, never the Drain: reads in flight target the
-    // window's buffers.
-    Status st;
-    for (PieceRead& r : window) {
-      if (st = issue(r, /*sources=*/true); !st.ok()) break;
-    }
-    Drain();
-    RAMPART_RETURN_IF_ERROR(st);
-    // Failures are read another way: a piece read from its node around it
-    // (all other cells read afresh); a steered piece whose inputs failed from
-    // its own node after all. A piece read around a down node whose inputs
-    // failed has lost two cells.
-    for (int round = 0; round < 2; ++round) {
-      std::vector<PieceRead*> again;
-      for (PieceRead& r : window) {
-        if (r.final_error) continue;
-        if (!r.around) {
-          if (!r.status.ok()) again.push_back(&r);
-        } else if (Status in = input_error(r); !in.ok()) {
-          if (r.steered) {
-            again.push_back(&r);
-          } else {
-            r.status = in;
-            r.final_error = true;
-          }
-        }
-      }
-      // Decide every retry before any buffer is replaced: inputs borrowed
-      // from a piece being retried were checked above.
-      for (PieceRead* r : again) {
-        if (r->around) {
-          r->around.reset();
-          r->steered = false;
-        } else {
-          r->around = r->piece->node_index;
-        }
-        r->status = Status::Ok();
-        r->buffer = Buffer();
-      }
-      for (PieceRead* r : again) {
-        if (st = issue(*r, /*sources=*/false); !st.ok()) break;
-      }
-      if (again.empty()) break;
-      Drain();
-      RAMPART_RETURN_IF_ERROR(st);
-    }
-    for (PieceRead& r : window) {
-      const Piece& p = *r.piece;
-      if (r.final_error || (!r.around && !r.status.ok())) return r.status;
-      const uint64_t in_cell = p.node_offset - layout.StripeOffset(p.stripe) - r.cols.lo;
-      const std::byte* from = r.buffer.data() + in_cell;
-      if (r.around) {
-        RAMPART_RETURN_IF_ERROR(input_error(r));
-        const uint64_t length = r.cols.size();
-        std::vector<MutableBytes> cells;
-        for (uint32_t n = 0; n < k1; ++n) {
-          const int q = r.source[n];
-          std::byte* cell = q == kNoSource
-                                ? r.buffer.data() + n * length
-                                : window[q].buffer.data() + (r.cols.lo - window[q].cols.lo);
-          cells.emplace_back(cell, length);
-        }
-        ++stats.reconstructions;
-        RAMPART_RETURN_IF_ERROR(Reconstruct(cells, *r.around));
-        from += *r.around * length;
-        ++(r.steered ? stats.steered_reads : stats.degraded_reads);
-      } else {
-        ++stats.healthy_reads;
-      }
-      std::memcpy(out.data() + p.buffer_offset, from, p.length);
-    }
+    window.Plan();
+    RAMPART_RETURN_IF_ERROR(window.Read());
+    RAMPART_RETURN_IF_ERROR(window.Assemble(out));
   }
   return Status::Ok();
 }

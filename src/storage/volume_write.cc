@@ -145,167 +145,219 @@ void PlanRow(RowWrite& row, uint32_t parity_node, uint32_t node_count,
 
 }  // namespace
 
+// One window of Write: the rows from `first` on whose buffers fit the
+// budget, each planned, its old bytes read while its stripes' intent records
+// become durable, its new cells and parity computed, then written.
+//
+//   WriteWindow w(impl, rows, next);   // next += w.size()
+//   RAMPART_RETURN_IF_ERROR(w.Run());
+//
+// REQUIRES: `rows` and the volume outlive the window; one window at a time.
+class Volume::Impl::WriteWindow {
+ public:
+  WriteWindow(Volume::Impl& volume, std::vector<RowWrite>& rows, size_t first)
+      : v_(volume), n_nodes_(volume.layout.node_count()) {
+    const size_t budget = v_.pool->capacity() / 2;
+    size_t end = first, bytes = 0;
+    while (end < rows.size()) {
+      const size_t need = 2 * n_nodes_ * rows[end].cols.size();
+      if (end > first && bytes + need > budget) break;
+      bytes += need;
+      ++end;
+    }
+    rows_ = std::span<RowWrite>(rows.data() + first, end - first);
+  }
+
+  size_t size() const { return rows_.size(); }
+
+  Status Run() {
+    RAMPART_RETURN_IF_ERROR(Plan());
+    RAMPART_RETURN_IF_ERROR(ReadOldWithIntents());
+    RAMPART_RETURN_IF_ERROR(ReplanFailedReads());
+    for (RowWrite& row : rows_) RAMPART_RETURN_IF_ERROR(ComputeNew(row));
+    // A node found down must be on record before writes leave it out.
+    RAMPART_RETURN_IF_ERROR(v_.RecordFailedNode());
+    for (const RowWrite& row : rows_) IssueWrites(row);
+    v_.Drain();
+    RAMPART_RETURN_IF_ERROR(Settle());
+    for (RowWrite& row : rows_) {
+      row.old_data = Buffer();
+      row.new_data = Buffer();
+    }
+    return Status::Ok();
+  }
+
+ private:
+  Status Plan() {
+    for (RowWrite& row : rows_) {
+      RAMPART_ASSIGN_OR_RETURN(std::optional<uint32_t> missing, v_.Missing(row.stripe));
+      PlanRow(row, v_.layout.ParityNode(row.stripe), n_nodes_, missing, /*writable=*/false);
+      RAMPART_ASSIGN_OR_RETURN(row.old_data, v_.Get(n_nodes_ * row.cols.size()));
+      RAMPART_ASSIGN_OR_RETURN(row.new_data, v_.Get(n_nodes_ * row.cols.size()));
+      stripes_.insert(row.stripe);
+    }
+    return Status::Ok();
+  }
+
+  // The intent records become durable while the old cells are read.
+  Status ReadOldWithIntents() {
+    Status intent;
+    const std::vector<uint64_t> marked = v_.IssueMarkDirty(stripes_, intent);
+    for (RowWrite& row : rows_) IssueReads(row);
+    v_.Drain();
+    if (!intent.ok() && !marked.empty()) intent = v_.PersistRecords(v_.BlocksOf(marked), true);
+    if (!intent.ok()) {
+      for (uint64_t g : marked) v_.dirty.erase(g);
+      return intent.WithContext("write-intent log");
+    }
+    return Status::Ok();
+  }
+
+  void IssueReads(RowWrite& row) {
+    row.errors.assign(n_nodes_, Status::Ok());
+    for (uint32_t n = 0; n < n_nodes_; ++n) {
+      const ColumnRange r = row.reads[n];
+      if (r.size() == 0) continue;
+      Status* slot = &row.errors[n];
+      v_.Issue(n, IoKind::kRead, v_.layout.StripeOffset(row.stripe) + r.lo,
+               static_cast<uint32_t>(r.size()),
+               Slice(row.old_data, n * row.cols.size() + (r.lo - row.cols.lo), r.size()),
+               [slot](const Status& st) { *slot = st; });
+    }
+  }
+
+  std::optional<uint32_t> FirstError(const RowWrite& row) const {
+    for (uint32_t n = 0; n < n_nodes_; ++n) {
+      if (!row.errors[n].ok()) return n;
+    }
+    return std::nullopt;
+  }
+
+  // A read that failed: the run is planned again around that node and read
+  // once more; a second failure (or a second node out) fails the write.
+  Status ReplanFailedReads() {
+    bool again = false;
+    Status replan;
+    for (RowWrite& row : rows_) {
+      const std::optional<uint32_t> failed = FirstError(row);
+      if (!failed) continue;
+      Result<std::optional<uint32_t>> missing = v_.Missing(row.stripe);
+      if (!missing.ok() || row.missing.has_value() || (*missing && **missing != *failed)) {
+        replan = row.errors[*failed].WithContext(
+            StrCat("stripe ", row.stripe, ": a second node failed"));
+        break;
+      }
+      PlanRow(row, v_.layout.ParityNode(row.stripe), n_nodes_, failed,
+              v_.Usable(*failed, row.stripe));
+      std::memset(row.old_data.data(), 0, row.old_data.size());
+      IssueReads(row);
+      again = true;
+    }
+    if (!again) return replan;
+    v_.Drain();  // before any return: the reads target the rows' buffers
+    RAMPART_RETURN_IF_ERROR(replan);
+    for (const RowWrite& row : rows_) {
+      if (const std::optional<uint32_t> failed = FirstError(row)) {
+        return row.errors[*failed].WithContext(StrCat("stripe ", row.stripe));
+      }
+    }
+    return Status::Ok();
+  }
+
+  // The row's new cells and parity, into its new_data slots.
+  Status ComputeNew(RowWrite& row) {
+    const uint64_t len = row.cols.size();
+    const uint32_t p = v_.layout.ParityNode(row.stripe);
+    if (row.rebuild_missing) {
+      std::vector<MutableBytes> cells;
+      for (uint32_t n = 0; n < n_nodes_; ++n) cells.emplace_back(row.OldSlot(n), len);
+      RAMPART_RETURN_IF_ERROR(Reconstruct(cells, *row.missing));
+      ++v_.stats.reconstructions;
+    }
+    for (const CellWrite& c : row.cells) {
+      std::byte* dst = row.NewSlot(c.node);
+      // Old bytes around the new ones: the whole run after a reconstruct-
+      // write's reads, the aligned extent otherwise.
+      const ColumnRange keep = row.plan == Plan::kReconstructWrite ? row.cols : c.ext;
+      std::memcpy(dst + (keep.lo - row.cols.lo), row.OldSlot(c.node) + (keep.lo - row.cols.lo),
+                  keep.size());
+      std::memcpy(dst + (c.lo - row.cols.lo), c.src, c.hi - c.lo);
+    }
+    std::vector<ConstBytes> sources;
+    if (row.plan == Plan::kReadModifyWrite) {
+      // Outside a cell's extent its old and new slots are both zero.
+      sources.emplace_back(row.OldSlot(p), len);
+      for (const CellWrite& c : row.cells) {
+        sources.emplace_back(row.OldSlot(c.node), len);
+        sources.emplace_back(row.NewSlot(c.node), len);
+      }
+      ++v_.stats.rmw_writes;
+    } else if (row.plan == Plan::kReconstructWrite) {
+      bool read_any = false;
+      for (uint32_t n = 0; n < n_nodes_; ++n) {
+        read_any = read_any || row.reads[n].size() > 0;
+        if (n == p) continue;
+        sources.emplace_back(row.Touched(n) ? row.NewSlot(n) : row.OldSlot(n), len);
+      }
+      ++(read_any ? v_.stats.rcw_writes : v_.stats.full_stripe_writes);
+    }
+    if (sources.empty()) return Status::Ok();
+    return ComputeParity(sources, MutableBytes(row.NewSlot(p), len));
+  }
+
+  // The row's cells and parity to the usable nodes; a failure marks the node
+  // down (Settle looks).
+  void IssueWrites(const RowWrite& row) {
+    const uint64_t base = v_.layout.StripeOffset(row.stripe);
+    for (const CellWrite& c : row.cells) {
+      if (!v_.Usable(c.node, row.stripe)) continue;
+      v_.Issue(c.node, IoKind::kWrite, base + c.ext.lo, static_cast<uint32_t>(c.ext.size()),
+               Slice(row.new_data, c.node * row.cols.size() + (c.ext.lo - row.cols.lo),
+                     c.ext.size()),
+               [](const Status&) {});
+    }
+    const uint32_t p = v_.layout.ParityNode(row.stripe);
+    if (row.plan != Plan::kNoParity && v_.Usable(p, row.stripe) &&
+        !v_.options.testing.drop_parity_writes) {
+      v_.Issue(p, IoKind::kWrite, base + row.cols.lo, static_cast<uint32_t>(row.cols.size()),
+               Slice(row.new_data, p * row.cols.size(), row.cols.size()), [](const Status&) {});
+    }
+  }
+
+  // After the writes: the failed node on record, the stripes' groups marked
+  // dirty (and tainted when the writes went wrong half-way).
+  Status Settle() {
+    Status after = v_.RecordFailedNode();
+    if (after.ok() && v_.nodes_down() >= 2) {
+      after = Unavailable("write: ", v_.nodes_down(), " storage nodes are down");
+    }
+    if (after.ok() && v_.options.testing.drop_parity_writes) {
+      after = Aborted("test hook: the parity writes were dropped");
+    }
+    const auto now = SteadyClock::now();
+    for (uint64_t s : stripes_) {
+      v_.dirty[v_.geometry.GroupOf(s)] = now;
+      // Cells written half-way: the stripes stay marked until a resync.
+      if (!after.ok()) v_.tainted.insert(v_.geometry.GroupOf(s));
+    }
+    return after;
+  }
+
+  Volume::Impl& v_;
+  const uint32_t n_nodes_;
+  std::span<RowWrite> rows_;
+  std::set<uint64_t> stripes_;
+};
+
 Status Volume::Impl::Write(uint64_t offset, std::span<const std::byte> data) {
   RAMPART_ASSIGN_OR_RETURN(std::vector<Piece> pieces, layout.Map(offset, data.size()));
   (void)ClearIdleIntents(false);
   std::vector<RowWrite> rows =
       BuildRows(layout, pieces, data, [this](uint64_t lo, uint64_t hi) { return Align(lo, hi); });
-  const uint32_t n_nodes = layout.node_count();
-  const size_t budget = pool->capacity() / 2;
-
-  auto issue_reads = [&](RowWrite& row) {
-    row.errors.assign(n_nodes, Status::Ok());
-    for (uint32_t n = 0; n < n_nodes; ++n) {
-      const ColumnRange r = row.reads[n];
-      if (r.size() == 0) continue;
-      Status* slot = &row.errors[n];
-      Issue(n, IoKind::kRead, layout.StripeOffset(row.stripe) + r.lo,
-            static_cast<uint32_t>(r.size()),
-            Slice(row.old_data, n * row.cols.size() + (r.lo - row.cols.lo), r.size()),
-            [slot](const Status& st) { *slot = st; });
-    }
-  };
-  auto first_error = [&](const RowWrite& row) -> std::optional<uint32_t> {
-    for (uint32_t n = 0; n < n_nodes; ++n) {
-      if (!row.errors[n].ok()) return n;
-    }
-    return std::nullopt;
-  };
-
   for (size_t next = 0; next < rows.size();) {
-    // A window of rows whose buffers fit the budget.
-    size_t end = next, bytes = 0;
-    while (end < rows.size()) {
-      const size_t need = 2 * n_nodes * rows[end].cols.size();
-      if (end > next && bytes + need > budget) break;
-      bytes += need;
-      ++end;
-    }
-    std::span<RowWrite> window(rows.data() + next, end - next);
-    next = end;
-
-    std::set<uint64_t> stripes;
-    for (RowWrite& row : window) {
-      RAMPART_ASSIGN_OR_RETURN(std::optional<uint32_t> missing, Missing(row.stripe));
-      PlanRow(row, layout.ParityNode(row.stripe), n_nodes, missing, /*writable=*/false);
-      RAMPART_ASSIGN_OR_RETURN(row.old_data, Get(n_nodes * row.cols.size()));
-      RAMPART_ASSIGN_OR_RETURN(row.new_data, Get(n_nodes * row.cols.size()));
-      stripes.insert(row.stripe);
-    }
-    // The intent records become durable while the old cells are read.
-    Status intent;
-    const std::vector<uint64_t> marked = IssueMarkDirty(stripes, intent);
-    for (RowWrite& row : window) issue_reads(row);
-    Drain();
-    if (!intent.ok() && !marked.empty()) intent = PersistRecords(BlocksOf(marked), true);
-    if (!intent.ok()) {
-      for (uint64_t g : marked) dirty.erase(g);
-      return intent.WithContext("write-intent log");
-    }
-
-    // A read that failed: plan the run again around that node.
-    bool again = false;
-    Status replan;
-    for (RowWrite& row : window) {
-      const std::optional<uint32_t> failed = first_error(row);
-      if (!failed) continue;
-      Result<std::optional<uint32_t>> missing = Missing(row.stripe);
-      if (!missing.ok() || row.missing.has_value() || (*missing && **missing != *failed)) {
-        replan = row.errors[*failed].WithContext(StrCat("stripe ", row.stripe, ": a second node failed"));
-        break;
-      }
-      PlanRow(row, layout.ParityNode(row.stripe), n_nodes, failed, Usable(*failed, row.stripe));
-      std::memset(row.old_data.data(), 0, row.old_data.size());
-      issue_reads(row);
-      again = true;
-    }
-    if (again) Drain();  // before any return: the reads target the rows' buffers
-    RAMPART_RETURN_IF_ERROR(replan);
-    if (again) {
-      for (const RowWrite& row : window) {
-        if (const std::optional<uint32_t> failed = first_error(row)) {
-          return row.errors[*failed].WithContext(StrCat("stripe ", row.stripe));
-        }
-      }
-    }
-
-    // The new cells and parity.
-    for (RowWrite& row : window) {
-      const uint64_t len = row.cols.size();
-      const uint32_t p = layout.ParityNode(row.stripe);
-      if (row.rebuild_missing) {
-        std::vector<MutableBytes> cells;
-        for (uint32_t n = 0; n < n_nodes; ++n) cells.emplace_back(row.OldSlot(n), len);
-        RAMPART_RETURN_IF_ERROR(Reconstruct(cells, *row.missing));
-        ++stats.reconstructions;
-      }
-      for (const CellWrite& c : row.cells) {
-        std::byte* dst = row.NewSlot(c.node);
-        // Old bytes around the new ones: the whole run after a reconstruct-
-        // write's reads, the aligned extent otherwise.
-        const ColumnRange keep = row.plan == Plan::kReconstructWrite ? row.cols : c.ext;
-        std::memcpy(dst + (keep.lo - row.cols.lo), row.OldSlot(c.node) + (keep.lo - row.cols.lo),
-                    keep.size());
-        std::memcpy(dst + (c.lo - row.cols.lo), c.src, c.hi - c.lo);
-      }
-      std::vector<ConstBytes> sources;
-      if (row.plan == Plan::kReadModifyWrite) {
-        // Outside a cell's extent its old and new slots are both zero.
-        sources.emplace_back(row.OldSlot(p), len);
-        for (const CellWrite& c : row.cells) {
-          sources.emplace_back(row.OldSlot(c.node), len);
-          sources.emplace_back(row.NewSlot(c.node), len);
-        }
-        ++stats.rmw_writes;
-      } else if (row.plan == Plan::kReconstructWrite) {
-        bool read_any = false;
-        for (uint32_t n = 0; n < n_nodes; ++n) {
-          read_any = read_any || row.reads[n].size() > 0;
-          if (n == p) continue;
-          sources.emplace_back(row.Touched(n) ? row.NewSlot(n) : row.OldSlot(n), len);
-        }
-        ++(read_any ? stats.rcw_writes : stats.full_stripe_writes);
-      }
-      if (!sources.empty()) {
-        RAMPART_RETURN_IF_ERROR(ComputeParity(sources, MutableBytes(row.NewSlot(p), len)));
-      }
-    }
-
-    // A node found down must be on record before writes leave it out.
-    RAMPART_RETURN_IF_ERROR(RecordFailedNode());
-    for (RowWrite& row : window) {
-      const uint64_t base = layout.StripeOffset(row.stripe);
-      for (const CellWrite& c : row.cells) {
-        if (!Usable(c.node, row.stripe)) continue;
-        Issue(c.node, IoKind::kWrite, base + c.ext.lo, static_cast<uint32_t>(c.ext.size()),
-              Slice(row.new_data, c.node * row.cols.size() + (c.ext.lo - row.cols.lo), c.ext.size()),
-              [](const Status&) {});  // a failure marks the node down
-      }
-      const uint32_t p = layout.ParityNode(row.stripe);
-      if (row.plan != Plan::kNoParity && Usable(p, row.stripe) && !options.testing.drop_parity_writes) {
-        Issue(p, IoKind::kWrite, base + row.cols.lo, static_cast<uint32_t>(row.cols.size()),
-              Slice(row.new_data, p * row.cols.size(), row.cols.size()), [](const Status&) {});
-      }
-    }
-    Drain();
-    Status after = RecordFailedNode();
-    if (after.ok() && nodes_down() >= 2) {
-      after = Unavailable("write: ", nodes_down(), " storage nodes are down");
-    }
-    if (after.ok() && options.testing.drop_parity_writes) {
-      after = Aborted("test hook: the parity writes were dropped");
-    }
-    const auto now = SteadyClock::now();
-    for (uint64_t s : stripes) {
-      dirty[geometry.GroupOf(s)] = now;
-      // Cells written half-way: the stripes stay marked until a resync.
-      if (!after.ok()) tainted.insert(geometry.GroupOf(s));
-    }
-    RAMPART_RETURN_IF_ERROR(after);
-    for (RowWrite& row : window) {
-      row.old_data = Buffer();
-      row.new_data = Buffer();
-    }
+    WriteWindow window(*this, rows, next);
+    next += window.size();
+    RAMPART_RETURN_IF_ERROR(window.Run());
   }
   return Status::Ok();
 }
