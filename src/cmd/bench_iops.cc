@@ -422,19 +422,118 @@ void AlignTrace(std::vector<TraceIo>& ops, uint32_t align) {
   }
 }
 
-}  // namespace
+struct IopsFlags {
+  TargetFlags target;
+  std::string op = "read", pattern = "random";
+  std::string block_size = "4KiB", span;
+  uint32_t queue_depth = 16;
+  double seconds = 5;
+  bool verify = false;
+};
 
-void RegisterBenchIopsCommands(CLI::App& app, CommandContext& ctx) {
-  CLI::App* bench = app.get_subcommand("bench");  // throws if RegisterBenchCommands did not run
+struct ReplayFlags {
+  TargetFlags target;
+  std::string trace;
+  uint32_t concurrency = 8;
+  uint32_t align = 0;
+};
 
-  struct IopsFlags {
-    TargetFlags target;
-    std::string op = "read", pattern = "random";
-    std::string block_size = "4KiB", span;
-    uint32_t queue_depth = 16;
-    double seconds = 5;
-    bool verify = false;
+// The run's results into `doc`, written to `path`; the exit code.
+int WriteResults(nlohmann::json doc, const RunResult& r, const std::string& path) {
+  doc["results"] = ResultJson(r);
+  if (Status st = bench::WriteJsonFile(doc, path); !st.ok()) return ReportFailure(st);
+  std::cerr << "rampart: results written to " << path << "\n";
+  return r.errors == 0 ? kExitOk : kExitFailure;
+}
+
+int RunIops(const ClusterConfig& config, const IopsFlags& f) {
+  auto block = ParseSize(f.block_size);
+  if (!block.ok() || *block == 0 || *block > (uint64_t{1} << 30)) {
+    return ReportUsageError(InvalidArgument("--block-size: expected a size up to 1 GiB"));
+  }
+  const uint32_t bs = static_cast<uint32_t>(*block);
+  const uint32_t depth = f.queue_depth * f.target.connections;
+  auto opened = OpenTarget(config, f.target, f.queue_depth, depth, bs);
+  if (!opened.ok()) return ReportOpenError(opened.status());
+  uint64_t span = opened->device_bytes;
+  if (!f.span.empty()) {
+    auto s = ParseSize(f.span);
+    if (!s.ok()) return ReportUsageError(s.status());
+    span = std::min<uint64_t>(*s, span);
+  }
+  const uint64_t blocks = span / bs;
+  if (blocks == 0) {
+    return ReportUsageError(InvalidArgument("--span (", span, " bytes) holds no block of ", bs));
+  }
+  std::mt19937_64 rng(0x10b5);
+  std::uniform_int_distribution<uint64_t> pick(0, blocks - 1);
+  uint64_t cursor = 0;
+  const bool random = f.pattern == "random";
+  auto next = [&](TraceIo& io) {
+    const uint64_t block_index = random ? pick(rng) : cursor++ % blocks;
+    io = TraceIo{block_index * bs, bs};
+    return true;
   };
+  const auto deadline =
+      Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(f.seconds * 1000));
+  const RunResult r =
+      Drive(*opened->target, f.op == "write", depth, bs, deadline, next, f.verify);
+  std::ostringstream title;
+  title << "iops bench: " << f.op << " " << f.pattern << ", block " << bs << " B, span "
+        << span << " B, queue depth " << f.queue_depth << " x " << f.target.connections
+        << ", " << opened->description << ", " << std::fixed << std::setprecision(2)
+        << r.seconds << " s";
+  PrintRow(title.str(), r);
+  nlohmann::json doc;
+  doc["benchmark"] = "iops";
+  doc["configuration"] = opened->json;
+  doc["configuration"].update({{"op", f.op},
+                               {"pattern", f.pattern},
+                               {"block_bytes", bs},
+                               {"span_bytes", span},
+                               {"queue_depth", f.queue_depth},
+                               {"in_flight", depth},
+                               {"verify", f.verify},
+                               {"duration_bound_s", f.seconds},
+                               {"cores", std::thread::hardware_concurrency()}});
+  return WriteResults(std::move(doc), r, f.target.json);
+}
+
+int RunReplay(const ClusterConfig& config, const ReplayFlags& f) {
+  auto trace = ReadTrace(f.trace);
+  if (!trace.ok()) return ReportUsageError(trace.status());
+  if (f.align > 1) AlignTrace(*trace, f.align);
+  uint32_t max_length = 0;
+  for (const TraceIo& io : *trace) max_length = std::max(max_length, io.length);
+  const uint32_t per_connection =
+      (f.concurrency + f.target.connections - 1) / f.target.connections;
+  auto opened = OpenTarget(config, f.target, per_connection, f.concurrency, max_length);
+  if (!opened.ok()) return ReportOpenError(opened.status());
+  size_t i = 0;
+  auto next = [&](TraceIo& io) {
+    if (i == trace->size()) return false;
+    io = (*trace)[i++];
+    return true;
+  };
+  const RunResult r = Drive(*opened->target, /*write=*/false, f.concurrency, max_length,
+                            Clock::time_point::max(), next);
+  std::ostringstream title;
+  title << "replay bench: " << f.trace << " (" << trace->size() << " IOs), concurrency "
+        << f.concurrency << ", " << opened->description << ", elapsed " << std::fixed
+        << std::setprecision(3) << r.seconds << " s";
+  PrintRow(title.str(), r);
+  nlohmann::json doc;
+  doc["benchmark"] = "replay";
+  doc["configuration"] = opened->json;
+  doc["configuration"].update({{"trace", f.trace},
+                               {"trace_ios", trace->size()},
+                               {"align", f.align},
+                               {"concurrency", f.concurrency},
+                               {"cores", std::thread::hardware_concurrency()}});
+  return WriteResults(std::move(doc), r, f.target.json);
+}
+
+void RegisterIops(CLI::App* bench, CommandContext& ctx) {
   auto f = std::make_shared<IopsFlags>();
   f->target.json = "iops-bench.json";
   CLI::App* iops = bench->add_subcommand(
@@ -463,68 +562,10 @@ void RegisterBenchIopsCommands(CLI::App& app, CommandContext& ctx) {
                  "Writes store a pattern that is a function of each byte's device position; "
                  "reads check it and count every mismatch as an error (write the span "
                  "first, e.g. --op write --pattern sequential)");
-  OnRunWithConfig(iops, ctx, [f](const ClusterConfig& config) {
-    auto block = ParseSize(f->block_size);
-    if (!block.ok() || *block == 0 || *block > (uint64_t{1} << 30)) {
-      return ReportUsageError(InvalidArgument("--block-size: expected a size up to 1 GiB"));
-    }
-    const uint32_t bs = static_cast<uint32_t>(*block);
-    const uint32_t depth = f->queue_depth * f->target.connections;
-    auto opened = OpenTarget(config, f->target, f->queue_depth, depth, bs);
-    if (!opened.ok()) return ReportOpenError(opened.status());
-    uint64_t span = opened->device_bytes;
-    if (!f->span.empty()) {
-      auto s = ParseSize(f->span);
-      if (!s.ok()) return ReportUsageError(s.status());
-      span = std::min<uint64_t>(*s, span);
-    }
-    const uint64_t blocks = span / bs;
-    if (blocks == 0) {
-      return ReportUsageError(InvalidArgument("--span (", span, " bytes) holds no block of ", bs));
-    }
-    std::mt19937_64 rng(0x10b5);
-    std::uniform_int_distribution<uint64_t> pick(0, blocks - 1);
-    uint64_t cursor = 0;
-    const bool random = f->pattern == "random";
-    auto next = [&](TraceIo& io) {
-      const uint64_t block_index = random ? pick(rng) : cursor++ % blocks;
-      io = TraceIo{block_index * bs, bs};
-      return true;
-    };
-    const auto deadline =
-        Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(f->seconds * 1000));
-    const RunResult r =
-        Drive(*opened->target, f->op == "write", depth, bs, deadline, next, f->verify);
-    std::ostringstream title;
-    title << "iops bench: " << f->op << " " << f->pattern << ", block " << bs << " B, span "
-          << span << " B, queue depth " << f->queue_depth << " x " << f->target.connections
-          << ", " << opened->description << ", " << std::fixed << std::setprecision(2)
-          << r.seconds << " s";
-    PrintRow(title.str(), r);
-    nlohmann::json doc;
-    doc["benchmark"] = "iops";
-    doc["configuration"] = opened->json;
-    doc["configuration"].update({{"op", f->op},
-                                 {"pattern", f->pattern},
-                                 {"block_bytes", bs},
-                                 {"span_bytes", span},
-                                 {"queue_depth", f->queue_depth},
-                                 {"in_flight", depth},
-                                 {"verify", f->verify},
-                                 {"duration_bound_s", f->seconds},
-                                 {"cores", std::thread::hardware_concurrency()}});
-    doc["results"] = ResultJson(r);
-    if (Status st = bench::WriteJsonFile(doc, f->target.json); !st.ok()) return ReportFailure(st);
-    std::cerr << "rampart: results written to " << f->target.json << "\n";
-    return r.errors == 0 ? kExitOk : kExitFailure;
-  });
+  OnRunWithConfig(iops, ctx, [f](const ClusterConfig& config) { return RunIops(config, *f); });
+}
 
-  struct ReplayFlags {
-    TargetFlags target;
-    std::string trace;
-    uint32_t concurrency = 8;
-    uint32_t align = 0;
-  };
+void RegisterReplay(CLI::App* bench, CommandContext& ctx) {
   auto rf = std::make_shared<ReplayFlags>();
   rf->target.json = "replay-bench.json";
   CLI::App* replay = bench->add_subcommand(
@@ -548,42 +589,16 @@ void RegisterBenchIopsCommands(CLI::App& app, CommandContext& ctx) {
                    : std::string("0 or a power of two up to 1 MiB");
       })
       ->capture_default_str();
-  OnRunWithConfig(replay, ctx, [rf](const ClusterConfig& config) {
-    auto trace = ReadTrace(rf->trace);
-    if (!trace.ok()) return ReportUsageError(trace.status());
-    if (rf->align > 1) AlignTrace(*trace, rf->align);
-    uint32_t max_length = 0;
-    for (const TraceIo& io : *trace) max_length = std::max(max_length, io.length);
-    const uint32_t per_connection =
-        (rf->concurrency + rf->target.connections - 1) / rf->target.connections;
-    auto opened = OpenTarget(config, rf->target, per_connection, rf->concurrency, max_length);
-    if (!opened.ok()) return ReportOpenError(opened.status());
-    size_t i = 0;
-    auto next = [&](TraceIo& io) {
-      if (i == trace->size()) return false;
-      io = (*trace)[i++];
-      return true;
-    };
-    const RunResult r = Drive(*opened->target, /*write=*/false, rf->concurrency, max_length,
-                              Clock::time_point::max(), next);
-    std::ostringstream title;
-    title << "replay bench: " << rf->trace << " (" << trace->size() << " IOs), concurrency "
-          << rf->concurrency << ", " << opened->description << ", elapsed " << std::fixed
-          << std::setprecision(3) << r.seconds << " s";
-    PrintRow(title.str(), r);
-    nlohmann::json doc;
-    doc["benchmark"] = "replay";
-    doc["configuration"] = opened->json;
-    doc["configuration"].update({{"trace", rf->trace},
-                                 {"trace_ios", trace->size()},
-                                 {"align", rf->align},
-                                 {"concurrency", rf->concurrency},
-                                 {"cores", std::thread::hardware_concurrency()}});
-    doc["results"] = ResultJson(r);
-    if (Status st = bench::WriteJsonFile(doc, rf->target.json); !st.ok()) return ReportFailure(st);
-    std::cerr << "rampart: results written to " << rf->target.json << "\n";
-    return r.errors == 0 ? kExitOk : kExitFailure;
-  });
+  OnRunWithConfig(replay, ctx,
+                  [rf](const ClusterConfig& config) { return RunReplay(config, *rf); });
+}
+
+}  // namespace
+
+void RegisterBenchIopsCommands(CLI::App& app, CommandContext& ctx) {
+  CLI::App* bench = app.get_subcommand("bench");  // throws if RegisterBenchCommands did not run
+  RegisterIops(bench, ctx);
+  RegisterReplay(bench, ctx);
 }
 
 }  // namespace rampart::cmd
