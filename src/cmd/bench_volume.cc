@@ -122,40 +122,88 @@ void SleepUntil(double unix_seconds) {
   std::this_thread::sleep_until(target);
 }
 
-int RunVolumeBench(const ClusterConfig& config, const VolumeFlags& f) {
-  const VolumeConfig* vc = config.FindVolume(f.name);
-  if (vc == nullptr) {
-    return ReportUsageError(NotFound("no volume named '", f.name, "' in ", config.origin));
-  }
+// What the flags ask of the volume: the node index to take down, the block
+// and span sizes. InvalidArgument/NotFound for flags that do not fit it.
+struct VolumePlan {
   std::optional<uint32_t> down;
+  uint64_t block = 0;
+  uint64_t span = 0;
+};
+
+Result<VolumePlan> PlanVolumeBench(const ClusterConfig& config, const VolumeFlags& f) {
+  const VolumeConfig* vc = config.FindVolume(f.name);
+  if (vc == nullptr) return NotFound("no volume named '", f.name, "' in ", config.origin);
+  VolumePlan plan;
   if (f.degraded >= 0) {
     for (uint32_t i = 0; i < vc->nodes.size(); ++i) {
-      if (vc->nodes[i] == f.degraded) down = i;
+      if (vc->nodes[i] == f.degraded) plan.down = i;
     }
-    if (!down) {
-      return ReportUsageError(InvalidArgument("--degraded ", f.degraded, ": volume ", f.name,
-                                              " has no storage node with that id"));
+    if (!plan.down) {
+      return InvalidArgument("--degraded ", f.degraded, ": volume ", f.name,
+                             " has no storage node with that id");
     }
   }
-  auto planned = storage::VolumeLayout::Create(*vc);
-  if (!planned.ok()) return ReportUsageError(planned.status());
-  uint64_t block = 16 * planned->stripe_data_bytes();
+  RAMPART_ASSIGN_OR_RETURN(storage::VolumeLayout layout, storage::VolumeLayout::Create(*vc));
+  plan.block = 16 * layout.stripe_data_bytes();
   if (!f.block_size.empty()) {
     auto b = ParseSize(f.block_size);
     if (!b.ok() || *b == 0 || *b > (uint64_t{256} << 20)) {
-      return ReportUsageError(InvalidArgument("--block-size: expected a size from 1 B to 256 MiB"));
+      return InvalidArgument("--block-size: expected a size from 1 B to 256 MiB");
     }
-    block = *b;
+    plan.block = *b;
   }
-  uint64_t span = planned->size();
+  plan.span = layout.size();
   if (!f.span.empty()) {
     auto s = ParseSize(f.span);
-    if (!s.ok()) return ReportUsageError(InvalidArgument("--span: ", s.status().message()));
-    span = std::min(*s, span);
+    if (!s.ok()) return InvalidArgument("--span: ", s.status().message());
+    plan.span = std::min(*s, plan.span);
   }
-  if (span / block == 0) {
-    return ReportUsageError(InvalidArgument("--span (", span, " bytes) holds no block of ", block));
+  if (plan.span / plan.block == 0) {
+    return InvalidArgument("--span (", plan.span, " bytes) holds no block of ", plan.block);
   }
+  return plan;
+}
+
+// The counters of `after` less those of `before`.
+storage::VolumeStats StatsSince(const storage::VolumeStats& before, storage::VolumeStats after) {
+  after.healthy_reads -= before.healthy_reads;
+  after.degraded_reads -= before.degraded_reads;
+  after.steered_reads -= before.steered_reads;
+  after.reconstructions -= before.reconstructions;
+  for (size_t i = 0; i < after.nodes.size() && i < before.nodes.size(); ++i) {
+    after.nodes[i].ios -= before.nodes[i].ios;
+    after.nodes[i].errors -= before.nodes[i].errors;
+  }
+  return after;
+}
+
+nlohmann::json VolumeConfigJson(const VolumeFlags& f, const VolumePlan& plan,
+                                const storage::Volume& volume,
+                                const storage::VolumeOptions& options) {
+  const storage::VolumeLayout& layout = volume.layout();
+  nlohmann::json node_ids = nlohmann::json::array();
+  for (uint32_t i = 0; i < layout.node_count(); ++i) node_ids.push_back(layout.node_id(i));
+  return {{"volume", f.name},
+          {"nodes", node_ids},
+          {"data_cells", layout.data_cells()},
+          {"cell_bytes", layout.cell_bytes()},
+          {"volume_bytes", volume.size()},
+          {"op", f.op},
+          {"pattern", f.pattern},
+          {"block_bytes", plan.block},
+          {"span_bytes", plan.span},
+          {"duration_bound_s", f.seconds},
+          {"degraded_node", f.degraded},
+          {"steering", f.steering},
+          {"queue_depth", options.queue_depth},
+          {"connections_per_node", options.connections_per_node},
+          {"start_at", f.start_at},
+          {"cores", std::thread::hardware_concurrency()}};
+}
+
+int RunVolumeBench(const ClusterConfig& config, const VolumeFlags& f) {
+  auto plan = PlanVolumeBench(config, f);
+  if (!plan.ok()) return ReportUsageError(plan.status());
   storage::VolumeOptions options;
   options.steer_hot_reads = f.steering == "on";
   // Writes lock the volume against other processes (a `rampart nbd` serving
@@ -164,21 +212,14 @@ int RunVolumeBench(const ClusterConfig& config, const VolumeFlags& f) {
   if (!opened.ok()) return ReportOpenError(opened.status());
   storage::Volume& volume = **opened;
   const storage::VolumeLayout& layout = volume.layout();
-  if (down) volume.SetNodeDown(*down);
+  if (plan->down) volume.SetNodeDown(*plan->down);
   if (f.start_at > 0) SleepUntil(f.start_at);
   const storage::VolumeStats before = volume.stats();
   const auto deadline =
       Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(f.seconds * 1000));
-  const RunResult r = Drive(volume, f.op == "write", block, span, f.pattern == "random", deadline);
-  storage::VolumeStats s = volume.stats();
-  s.healthy_reads -= before.healthy_reads;
-  s.degraded_reads -= before.degraded_reads;
-  s.steered_reads -= before.steered_reads;
-  s.reconstructions -= before.reconstructions;
-  for (size_t i = 0; i < s.nodes.size() && i < before.nodes.size(); ++i) {
-    s.nodes[i].ios -= before.nodes[i].ios;
-    s.nodes[i].errors -= before.nodes[i].errors;
-  }
+  const RunResult r = Drive(volume, f.op == "write", plan->block, plan->span,
+                            f.pattern == "random", deadline);
+  const storage::VolumeStats s = StatsSince(before, volume.stats());
   if (f.op == "write") {
     if (Status st = volume.Close(); !st.ok()) return ReportFailure(st);
   }
@@ -186,31 +227,14 @@ int RunVolumeBench(const ClusterConfig& config, const VolumeFlags& f) {
   std::ostringstream title;
   title << "volume bench: " << f.name << " (" << layout.node_count() << " nodes, k "
         << layout.data_cells() << ", cell " << layout.cell_bytes() << " B), " << f.op << " "
-        << f.pattern << ", block " << block << " B, span " << span << " B, steering "
-        << f.steering << (down ? StrCat(", node ", f.degraded, " down") : std::string()) << ", "
-        << std::fixed << std::setprecision(2) << r.seconds << " s";
+        << f.pattern << ", block " << plan->block << " B, span " << plan->span << " B, steering "
+        << f.steering << (plan->down ? StrCat(", node ", f.degraded, " down") : std::string())
+        << ", " << std::fixed << std::setprecision(2) << r.seconds << " s";
   PrintResult(title.str(), r, s);
 
   nlohmann::json doc;
   doc["benchmark"] = "volume";
-  nlohmann::json node_ids = nlohmann::json::array();
-  for (uint32_t i = 0; i < layout.node_count(); ++i) node_ids.push_back(layout.node_id(i));
-  doc["configuration"] = {{"volume", f.name},
-                          {"nodes", node_ids},
-                          {"data_cells", layout.data_cells()},
-                          {"cell_bytes", layout.cell_bytes()},
-                          {"volume_bytes", volume.size()},
-                          {"op", f.op},
-                          {"pattern", f.pattern},
-                          {"block_bytes", block},
-                          {"span_bytes", span},
-                          {"duration_bound_s", f.seconds},
-                          {"degraded_node", f.degraded},
-                          {"steering", f.steering},
-                          {"queue_depth", options.queue_depth},
-                          {"connections_per_node", options.connections_per_node},
-                          {"start_at", f.start_at},
-                          {"cores", std::thread::hardware_concurrency()}};
+  doc["configuration"] = VolumeConfigJson(f, *plan, volume, options);
   doc["results"] = VolumeResultJson(r, s);
   if (Status st = bench::WriteJsonFile(doc, f.json); !st.ok()) return ReportFailure(st);
   std::cerr << "rampart: results written to " << f.json << "\n";
