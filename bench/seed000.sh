@@ -19,8 +19,9 @@
 # Fig. 4: every series at txn size 8, 95 % reads. Fig. 5: txn size 1..32 at
 # 95 % reads. Fig. 6: read ratio 0..1 at txn size 8. The Fig. 4 bars are the
 # size-8 points of the Fig. 5 sweep (same runs), plus the ramp-ucx-rpc point.
-# Workload as in the paper: 1,000 uniform keys, 1 KiB values, at most 1M
-# transactions per point (the time bound ends every point first).
+# Workload: at most 1M transactions per point as in the paper's
+# micro-benchmarks (the time bound ends every point first), with the values of
+# the paper's YCSB setup (§5.5): 1,000 uniform keys, 1 KiB values.
 #
 # Configuration and why (2-core VM; the paper used 4 kv-nodes, 1 client
 # process with 8 threads). Every poll loop spins spin_us before it blocks, so
@@ -41,7 +42,8 @@
 # makes every thread block when idle, so busy threads <= 2 client threads
 # <= 2 cores and every mode pays the same wake-up cost. Of the two spin-0
 # candidates, 4 nodes x 1 partition keeps the paper's node count (a txn of
-# 8 keys spans 4 partitions, as in the paper) and shows the paper's shape:
+# 8 keys can span all 4 partitions; the paper does not say how keys are
+# placed) and shows the paper's shape:
 # GET* about 2x RAMP-over-tcp and close to the no-isolation bound; with 2
 # nodes the one-sided path gains little (26K vs 23K). Hence the default:
 # 4 kv-nodes x 1 partition, 1 client process x 2 threads, spin_us = 0.

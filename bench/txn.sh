@@ -5,7 +5,8 @@
 #   bench/txn.sh [SECONDS_PER_POINT]   (default 5)
 # Configuration (stated in the output and the JSON): 4 kv-nodes x 1 partition
 # on 127.0.0.1, 2 client threads, transactions of 8 keys, 95% read-only,
-# 1,000 keys of 1 KiB (the paper's shape, scaled to 2 cores).
+# 1,000 keys of 1 KiB (the paper's micro-benchmark shape with the values of
+# its YCSB setup (§5.5), scaled to 2 cores).
 # Writes bench/results/txn-<transport>-<isolation>.json and bench/results/txn.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -2,7 +2,7 @@
 //     [--readers R] [--mixed M] [--keys K] [--set-size S] [--transactions N] [--seconds T]
 //     [--expect-fractures]
 //
-// The read-atomic checker against a running cluster (DESIGN.md §9). W writer
+// The read-atomic checker against a running cluster (docs/design.md §9). W writer
 // threads each repeatedly pick S distinct keys out of K and MultiPut one
 // transaction id ("w<thread>-<n>") to all of them; R reader threads MultiGet S
 // random distinct keys and look for fractured reads; M mixed threads alternate

@@ -1,4 +1,4 @@
-// Transaction timestamps, unique across the cluster (DESIGN §6).
+// Transaction timestamps, unique across the cluster (docs/design.md §6).
 //
 // A timestamp is a uint64_t that packs, from the most significant bit down:
 //

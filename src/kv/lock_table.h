@@ -1,4 +1,4 @@
-// Per-partition lock table for the Strict 2PL baseline (DESIGN §5).
+// Per-partition lock table for the Strict 2PL baseline (docs/design.md §5).
 //
 // Shared (S) / exclusive (X) locks per key, owned by a transaction id. Clients
 // take locks in global key order and hold them to commit/abort, so lock-order
@@ -25,7 +25,7 @@
 // deterministic.
 //
 // Thread-safety: none. A LockTable belongs to one partition and is used only
-// by that partition's writer thread (DESIGN §5, shared-nothing); it takes no
+// by that partition's writer thread (docs/design.md §5, shared-nothing); it takes no
 // locks itself.
 #pragma once
 

@@ -5,7 +5,7 @@
 //   ... wait for a signal ...
 //   (*node)->Stop();
 //
-// Each partition thread (DESIGN §5: one writer per partition, shared-nothing;
+// Each partition thread (docs/design.md §5: one writer per partition, shared-nothing;
 // kv/partition_thread.h) creates its own transport::Fabric, allocates the
 // partition's arena as registered memory through it (so clients can later
 // read slots one-sidedly), recovers the partition from its redo log when the

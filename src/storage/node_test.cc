@@ -22,7 +22,7 @@ constexpr uint64_t kPoolBytes = 4u << 20;
 class RawClient {
  public:
   Status Connect(uint16_t port) {
-    // As every process of a cluster: ucx with UCX_NET_DEVICES=lo (UCX_NOTES).
+    // As every process of a cluster: ucx with UCX_NET_DEVICES=lo (docs/ucx_notes.md).
     const transport::FabricOptions o = *transport::FabricOptionsFromConfig(ClusterConfig());
     RAMPART_ASSIGN_OR_RETURN(fabric_, transport::Fabric::Create(o));
     RAMPART_ASSIGN_OR_RETURN(auto ep, fabric_->Connect("127.0.0.1", port));

@@ -1,4 +1,4 @@
-// XOR parity of a stripe's cells (DESIGN §8, seed 002), with ISA-L's
+// XOR parity of a stripe's cells (docs/design.md §8, seed 002), with ISA-L's
 // xor_gen and xor_check (<isa-l/raid.h>, Debian libisal-dev).
 //
 //   const ConstBytes data[] = {cell0, cell1, cell2};

@@ -1,4 +1,4 @@
-// Volume: an erasure-coded volume (DESIGN §8, seed 002) as a BlockDevice:
+// Volume: an erasure-coded volume (docs/design.md §8, seed 002) as a BlockDevice:
 // k data cells + 1 XOR parity cell per stripe over k + 1 storage nodes, laid
 // out by VolumeLayout (docs/volume_format.md).
 //

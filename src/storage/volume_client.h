@@ -1,4 +1,4 @@
-// VolumeClient: asynchronous block IO against one storage-node (DESIGN §8),
+// VolumeClient: asynchronous block IO against one storage-node (docs/design.md §8),
 // over N connections of one transport Fabric.
 //
 //   VolumeClientOptions o;  o.host = "127.0.0.1";  o.port = 7400;  o.connections = 2;

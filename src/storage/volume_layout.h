@@ -1,5 +1,5 @@
 // VolumeLayout: where every byte of an erasure-coded volume lives on its
-// storage nodes (DESIGN §8, seed 002), computed from the volume's [[volumes]]
+// storage nodes (docs/design.md §8, seed 002), computed from the volume's [[volumes]]
 // entry alone, so every process that reads the cluster file agrees on it
 // without a metadata service. The format is written up, and marked "do not
 // change", in docs/volume_format.md.

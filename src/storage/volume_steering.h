@@ -1,4 +1,4 @@
-// Hot-node steering (DESIGN §8, seed 002 §5): a healthy read of a cell on a
+// Hot-node steering (docs/design.md §8, seed 002 §5): a healthy read of a cell on a
 // storage node markedly busier than the others of its volume is served by
 // reconstruction from the stripe's other k cells (the other data cells and
 // the parity) instead of queueing behind that node. This file holds the

@@ -17,7 +17,7 @@
 // What the cache must not do is outlive the process whose arena it points
 // into: entries carry the epoch of the connection they were learnt on, and
 // the client bumps a partition's epoch whenever that connection fails
-// (UCX_NOTES: reads of a dead process's shared memory keep "succeeding").
+// (docs/ucx_notes.md: reads of a dead process's shared memory keep "succeeding").
 //
 // Thread-safety: none; it belongs to one Client.
 #pragma once

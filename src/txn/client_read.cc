@@ -123,7 +123,7 @@ Result<std::vector<size_t>> Client::Impl::ReadSlots(std::span<const std::string_
                                                     std::vector<wire::GetResult>& results,
                                                     ReplyHolds& holds) {
   // Learn about connections that failed since the last call before trusting
-  // any address: a dead node's memory may still read "fine" (UCX_NOTES), and
+  // any address: a dead node's memory may still read "fine" (docs/ucx_notes.md), and
   // reads through a direct pointer never pass through Progress() themselves.
   for (int i = 0; i < 16 && fabric_->Progress() > 0; ++i) {
   }

@@ -56,7 +56,7 @@ Status UcxError(std::string_view what, ucs_status_t st) {
   return Status(code, StrCat(what, ": ", ucs_status_string(st)));
 }
 
-// UCX settings rampart relies on (UCX_NOTES), unless the user set them:
+// UCX settings rampart relies on (docs/ucx_notes.md), unless the user set them:
 // error handling over shared memory (only when shared memory may be used, or
 // UCX warns about an unused variable) and reusing a listener's port after a
 // restart. These are transport-level settings that ucp_config_modify does not

@@ -8,7 +8,7 @@
 // found by the peer-killed tests). Here a failed peer is an ordinary error,
 // and the target checks every address against the regions it exposes, which
 // UCX's emulation does not. Cost over tcp is the same: one message each way
-// (shared/UCX_NOTES.md).
+// (docs/ucx_notes.md).
 //
 // Messages (AM id kAmRma), little-endian, header then payload:
 //   READ      addr len            -> READ_REPLY   status, len bytes

@@ -64,8 +64,8 @@ import site.ycsb.Status;
  * <ul>
  *   <li>Per-operation latencies land on the operation that completes a transaction (it carries
  *       the whole transaction's latency; the buffered ones take microseconds), and YCSB's
- *       throughput counts operations: transactions per second = throughput / txnlen. The paper
- *       reports transaction throughput.
+ *       throughput counts operations: transactions per second = throughput / txnlen.
+ *       bench/ycsb.sh reports both (ops/s and txn/s).
  *   <li>A failed transaction is one failed operation (the completing one); the others had
  *       already returned BATCHED_OK. Each distinct error message is logged once to stderr
  *       ("rampart-ycsb: ..."). A transaction that failed in cleanup() fails it with a
