@@ -207,6 +207,41 @@ TEST_F(PartitionTest, GcReclaimsVersionsCommittedBehindTheLatest) {
   EXPECT_EQ(p_.Get("k")->value, "nine");
 }
 
+// A hot key holds a version per write of the last grace period (thousands
+// here): every one stays readable by its ts, the oldest leave first, one
+// stuck prepare in the middle holds nothing up, and the latest stays.
+TEST_F(PartitionTest, AHotKeysThousandsOfVersionsStayReadableAndLeaveInOrder) {
+  constexpr uint64_t kWrites = 3000, kStuck = 1000;  // ts kStuck is prepared, never committed
+  auto at = [&](uint64_t ts) { return now_ + std::chrono::milliseconds(ts); };
+  for (uint64_t ts = 1; ts <= kWrites; ++ts) {
+    ASSERT_TRUE(Prepare(p_, ts, {Item("hot", StrCat("v", ts))}, at(ts)).ok());
+    if (ts != kStuck) ASSERT_TRUE(p_.Commit(ts, at(ts)).ok());
+  }
+  EXPECT_EQ(p_.Stats().versions, kWrites);
+  EXPECT_EQ(p_.Get("hot")->value, StrCat("v", kWrites));
+  for (uint64_t ts : {uint64_t{1}, uint64_t{999}, kStuck, uint64_t{1001}, uint64_t{2500}}) {
+    ASSERT_TRUE(p_.GetByTs("hot", ts).has_value()) << ts;
+    EXPECT_EQ(p_.GetByTs("hot", ts)->value, StrCat("v", ts));
+  }
+  // Grace 5 s: versions superseded by the commit at 1,500 ms or earlier go.
+  EXPECT_EQ(p_.Gc(at(1500) + 5s), 1498u);  // 1..1499 but the stuck one
+  EXPECT_FALSE(p_.GetByTs("hot", 1).has_value());
+  EXPECT_FALSE(p_.GetByTs("hot", 1499).has_value());
+  EXPECT_TRUE(p_.GetByTs("hot", kStuck).has_value());
+  ASSERT_TRUE(p_.GetByTs("hot", 1500).has_value());
+  EXPECT_EQ(p_.GetByTs("hot", 1500)->value, "v1500");
+  EXPECT_EQ(p_.Stats().versions, kWrites - 1498);
+  // After the prepare timeout (30 s) only the latest is left.
+  EXPECT_EQ(p_.Gc(now_ + 1h), kWrites - 1498 - 1);
+  EXPECT_FALSE(p_.GetByTs("hot", kStuck).has_value());
+  EXPECT_FALSE(p_.GetByTs("hot", kWrites - 1).has_value());
+  EXPECT_EQ(p_.Get("hot")->value, StrCat("v", kWrites));
+  EXPECT_EQ(p_.Stats().versions, 1u);
+  // And the key takes writes again.
+  ASSERT_TRUE(Put(kWrites + 1, {Item("hot", "again")}).ok());
+  EXPECT_EQ(p_.Get("hot")->value, "again");
+}
+
 TEST_F(PartitionTest, PreparedNeverCommittedExpiresAfterTimeout) {
   ASSERT_TRUE(Put(1, {Item("k", "committed")}).ok());
   ASSERT_TRUE(Prepare(p_, 2, {Item("k", "orphan"), Item("new", "x")}, now_).ok());
