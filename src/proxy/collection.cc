@@ -3,6 +3,7 @@
 #include <bit>
 #include <limits>
 #include <set>
+#include <unordered_map>
 
 #include "proxy/internal_keys.h"
 
@@ -22,6 +23,15 @@ uint64_t LoadU64(std::string_view in) {
 size_t TreesOf(ValueType type) { return type == ValueType::kPagedZset ? 2 : 1; }
 
 constexpr size_t kIdsBytes = 16;  // collection id, next page id
+
+// Where a collection's decoded root `tree` is kept in its view
+// (DataView::KeepDecoded): a name no page key or user key takes.
+std::string RootName(std::string_view key, size_t tree) {
+  std::string name("\x00\x02", 2);
+  name.push_back(static_cast<char>('0' + tree));
+  name.append(key);
+  return name;
+}
 
 }  // namespace
 
@@ -60,17 +70,37 @@ class Collection::Pages : public PageStore {
       : data_(data), user_key_(user_key), id_(id), next_page_(next_page) {}
 
   Result<std::string_view> Load(uint64_t page) override {
-    RAMPART_ASSIGN_OR_RETURN(auto stored, data_->Raw(PageKey(id_, page, user_key_)));
+    const std::string key = PageKey(id_, page, user_key_);
+    RAMPART_ASSIGN_OR_RETURN(auto stored, data_->Raw(key));
     if (!stored.has_value()) {
       return Corruption("ERR rampart: page ", page, " of collection \"", user_key_.substr(0, 64),
                         "\" is missing");
     }
+    generations_[page] = data_->generation(key);
     return *stored;
   }
   void Store(uint64_t page, std::string bytes) override {
-    data_->Put(PageKey(id_, page, user_key_), std::move(bytes));
+    const std::string key = PageKey(id_, page, user_key_);
+    data_->Put(key, std::move(bytes));
+    generations_[page] = data_->generation(key);
   }
-  void Drop(uint64_t page) override { data_->Delete(PageKey(id_, page, user_key_)); }
+  void Drop(uint64_t page) override {
+    data_->Delete(PageKey(id_, page, user_key_));
+    generations_.erase(page);
+  }
+  std::unique_ptr<TreeNode> TakeDecoded(uint64_t page) override {
+    const std::string key = PageKey(id_, page, user_key_);
+    const uint64_t generation = data_->generation(key);
+    std::unique_ptr<TreeNode> node = data_->TakeDecoded(key, generation);
+    if (node != nullptr) generations_[page] = generation;
+    return node;
+  }
+  void KeepDecoded(uint64_t page, std::unique_ptr<TreeNode> node) override {
+    auto it = generations_.find(page);
+    if (it != generations_.end()) {
+      data_->KeepDecoded(PageKey(id_, page, user_key_), it->second, std::move(node));
+    }
+  }
   uint64_t NewPage() override {
     allocated_ = true;
     return next_page_++;
@@ -86,13 +116,27 @@ class Collection::Pages : public PageStore {
   uint64_t id_;
   uint64_t next_page_;
   bool allocated_ = false;
+  // The generation (DataView::generation) of each page's bytes as this
+  // collection last loaded, stored or took them: a node it keeps is
+  // handed out again only while the bytes are still those.
+  std::unordered_map<uint64_t, uint64_t> generations_;
 };
 
 Collection::Collection(DataView& data, std::string_view key, ValueType type)
     : data_(&data), key_(key), type_(type) {}
 Collection::Collection(Collection&&) noexcept = default;
 Collection& Collection::operator=(Collection&&) noexcept = default;
-Collection::~Collection() = default;
+
+Collection::~Collection() {
+  if (header_generation_ == 0) return;
+  for (const PageTree& t : trees_) {
+    if (t.root().dirty) return;  // changed since the header: not what it holds
+  }
+  for (size_t t = 0; t < trees_.size(); ++t) {
+    data_->KeepDecoded(RootName(key_, t), header_generation_,
+                       std::make_unique<TreeNode>(trees_[t].ReleaseRoot()));
+  }
+}
 
 Collection Collection::Create(DataView& data, std::string_view key, ValueType type) {
   Collection c(data, key, type);
@@ -146,6 +190,8 @@ Result<Collection> Collection::Open(DataView& data, std::string_view key, ValueT
   if (in.size() < kIdsBytes) return damaged(Corruption("header of ", in.size(), " bytes"));
   c.store_ = std::make_unique<Pages>(&data, key, LoadU64(in), LoadU64(in.substr(8)));
   in.remove_prefix(kIdsBytes);
+  c.header_generation_ = data.generation(key);
+  if (c.TakeKeptRoots()) return c;
   for (size_t t = 0; t < TreesOf(type); ++t) {
     auto root = DecodeNode(&in);
     if (!root.ok()) return damaged(root.status());
@@ -157,6 +203,16 @@ Result<Collection> Collection::Open(DataView& data, std::string_view key, ValueT
                               " members"));
   }
   return c;
+}
+
+bool Collection::TakeKeptRoots() {
+  std::vector<std::unique_ptr<TreeNode>> roots;
+  for (size_t t = 0; t < TreesOf(type_); ++t) {
+    roots.push_back(data_->TakeDecoded(RootName(key_, t), header_generation_));
+    if (roots.back() == nullptr) return false;
+  }
+  for (std::unique_ptr<TreeNode>& root : roots) trees_.emplace_back(store_.get(), std::move(*root));
+  return true;
 }
 
 void Collection::Rebuild(size_t which, std::vector<TreeEntry> entries) {
@@ -173,6 +229,7 @@ Status Collection::Save() {
   }
   if (size() == 0) {
     if (exists_ || header_dirty_) data_->Delete(key_);
+    header_generation_ = 0;
     return Status::Ok();
   }
   if (!changed) return Status::Ok();
@@ -181,6 +238,8 @@ Status Collection::Save() {
   PutU64(&header, store_->next_page());
   for (const PageTree& t : trees_) EncodeNode(t.root(), &header);
   data_->Put(key_, std::move(header));
+  header_generation_ = data_->generation(key_);
+  for (PageTree& t : trees_) t.MarkRootSaved();
   return Status::Ok();
 }
 

@@ -64,6 +64,9 @@ class Collection {
 
   Collection(Collection&&) noexcept;
   Collection& operator=(Collection&&) noexcept;
+  // Leaves the decoded roots (when they are what the header holds) and pages
+  // in the view for the next command of the job on this collection
+  // (DataView::KeepDecoded).
   ~Collection();
 
   bool exists() const { return exists_; }
@@ -91,6 +94,9 @@ class Collection {
  private:
   class Pages;
   Collection(DataView& data, std::string_view key, ValueType type);
+  // The roots a collection of this header kept in the view (~Collection),
+  // as this collection's trees; false (nothing taken) when not all are kept.
+  bool TakeKeptRoots();
 
   DataView* data_;
   std::string key_;
@@ -98,6 +104,9 @@ class Collection {
   bool exists_ = false;
   bool header_dirty_ = false;
   uint64_t expire_at_ms_ = 0;
+  // The generation of the header the roots were decoded from or saved into
+  // (DataView::generation); 0 when the view holds no such header.
+  uint64_t header_generation_ = 0;
   std::unique_ptr<Pages> store_;  // the trees hold a pointer to it
   std::vector<PageTree> trees_;
 };

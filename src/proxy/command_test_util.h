@@ -126,6 +126,45 @@ class CommandHarness {
     return Run(std::vector<std::string_view>(args.begin(), args.end()), protocol);
   }
 
+  // Runs `commands` in order on one view, as the worker runs a read-modify-
+  // write and the commands joined to it (what one leaves in the view, the
+  // next sees, decoded pages included), all again on a fresh view while any
+  // asks for keys the view does not hold; stores the writes; the replies.
+  std::vector<std::string> RunOnOneView(const std::vector<std::vector<std::string>>& commands) {
+    std::vector<std::string> keys;
+    for (const std::vector<std::string>& c : commands) {
+      const CommandSpec* spec = FindCommand(c[0]);
+      if (spec == nullptr || spec->apply == nullptr) {
+        ADD_FAILURE() << "not a data command: " << c[0];
+        return {};
+      }
+      const std::vector<std::string_view> args(c.begin(), c.end());
+      for (std::string_view k : KeysOf(*spec, args)) keys.emplace_back(k);
+    }
+    ++seed_;
+    for (runs_ = 1; runs_ <= kMaxRuns; ++runs_) {
+      DataView view(kNow, seed_);
+      for (const std::string& k : keys) {
+        auto it = store_.find(k);
+        view.Seed(k, it == store_.end() ? std::nullopt : std::optional<std::string>(it->second));
+      }
+      std::vector<std::string> replies;
+      for (const std::vector<std::string>& c : commands) {
+        const std::vector<std::string_view> args(c.begin(), c.end());
+        resp::Writer out(&replies.emplace_back());
+        FindCommand(c[0])->apply(args, view, out);
+      }
+      if (!view.missing().empty()) {
+        keys.insert(keys.end(), view.missing().begin(), view.missing().end());
+        continue;
+      }
+      Commit(view, /*read_only=*/false);
+      return replies;
+    }
+    ADD_FAILURE() << commands.size() << " commands still missing keys after " << kMaxRuns << " runs";
+    return {};
+  }
+
   int runs() const { return runs_; }               // of the last command
   size_t keys_read() const { return keys_read_; }  // by the last command's last run
 

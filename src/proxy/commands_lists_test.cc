@@ -508,7 +508,32 @@ class ModelChecker {
   }
 
   // One random command; false when it replied other than the model.
-  bool Step() {
+  bool Step() { return Check(NextCommand()); }
+
+  // `n` random commands (DEL among them) run on one view, as a turn's
+  // joined commands are; false when a reply differs from the model's.
+  bool StepsOnOneView(int n) {
+    std::vector<std::vector<std::string>> commands;
+    std::vector<std::string> expected;
+    for (int i = 0; i < n; ++i) {
+      commands.push_back(Pick(12) == 0 ? std::vector<std::string>{"DEL", Pick(2) == 0 ? "a" : "b"}
+                                       : NextCommand());
+      expected.push_back(commands.back()[0] == "DEL" ? ModelDel(commands.back()[1])
+                                                     : ModelApply(model_, commands.back()));
+    }
+    const std::vector<std::string> got = h_.RunOnOneView(commands);
+    for (size_t i = 0; i < got.size() && i < expected.size(); ++i) {
+      if (got[i] == expected[i]) continue;
+      ADD_FAILURE() << "after " << steps_ << " commands, command " << i << " of a view ("
+                    << commands[i][0] << " " << commands[i][1] << ") replied\n"
+                    << got[i].substr(0, 300) << "\ninstead of\n" << expected[i].substr(0, 300);
+      return false;
+    }
+    return got.size() == expected.size();
+  }
+
+  // The next random command, built against the model.
+  std::vector<std::string> NextCommand() {
     ++steps_;
     const std::string key = Pick(5) == 0 ? "b" : "a";
     const auto size = static_cast<int64_t>(Size(key));
@@ -520,41 +545,44 @@ class ModelChecker {
         if (Pick(4) == 0) args[0] += "X";
         if (Pick(8) == 0) args[1] = "c";  // a list that does not exist for the X forms
         for (uint64_t i = 0, n = 1 + Pick(8); i < n; ++i) args.push_back(NewElement());
-        return Check(args);
+        return args;
       }
       case 3:
       case 4: {
         std::vector<std::string> args = {Pick(2) == 0 ? "LPOP" : "RPOP", key};
         if (Pick(2) == 0) args.push_back(std::to_string(Pick(30)));
-        return Check(args);
+        return args;
       }
       case 5:
-        return Check({"LINDEX", key, std::to_string(Index(size))});
+        return {"LINDEX", key, std::to_string(Index(size))};
       case 6:
-        return Check({"LSET", key, std::to_string(Index(size)), NewElement()});
+        return {"LSET", key, std::to_string(Index(size)), NewElement()};
       case 7:
-        return Check({"LINSERT", key, Pick(2) == 0 ? "BEFORE" : "AFTER", Value(key), NewElement()});
+        return {"LINSERT", key, Pick(2) == 0 ? "BEFORE" : "AFTER", Value(key), NewElement()};
       case 8:
-        return Check({"LREM", key, std::to_string(static_cast<int64_t>(Pick(7)) - 3), Value(key)});
+        return {"LREM", key, std::to_string(static_cast<int64_t>(Pick(7)) - 3), Value(key)};
       case 9:
-        return Check({"LTRIM", key, std::to_string(Pick(4)), std::to_string(-1 - static_cast<int64_t>(Pick(4)))});
+        return {"LTRIM", key, std::to_string(Pick(4)), std::to_string(-1 - static_cast<int64_t>(Pick(4)))};
       case 10:
-        return Check(LposArgs(key));
+        return LposArgs(key);
       case 11: {
         const int64_t start = Index(size + 3), stop = Pick(4) == 0 ? -1 : Index(size + 3);
-        return Check({"LRANGE", key, std::to_string(start), std::to_string(stop)});
+        return {"LRANGE", key, std::to_string(start), std::to_string(stop)};
       }
       case 12:
       case 13: {
         const std::string other = Pick(3) == 0 ? key : key == "a" ? "b" : "a";
-        return Check({"LMOVE", key, other, Pick(2) == 0 ? "LEFT" : "RIGHT", Pick(2) == 0 ? "LEFT" : "RIGHT"});
+        return {"LMOVE", key, other, Pick(2) == 0 ? "LEFT" : "RIGHT", Pick(2) == 0 ? "LEFT" : "RIGHT"};
       }
       case 14:
-        return Check({"RPOPLPUSH", key, Pick(2) == 0 ? "a" : "b"});
+        return {"RPOPLPUSH", key, Pick(2) == 0 ? "a" : "b"};
       default:
-        return Check({"LLEN", key});
+        return {"LLEN", key};
     }
   }
+
+  // DEL key on the model: Redis's reply.
+  std::string ModelDel(const std::string& key) { return Int(model_.erase(key)); }
 
   // The whole list, read back.
   bool CheckWhole(const std::string& key) { return Check({"LRANGE", key, "0", "-1"}); }
@@ -619,6 +647,23 @@ TEST(ListPaging, RandomCommandsOnLargeListsMatchAModel) {
   ASSERT_TRUE(check.Check({"LPOP", "c", "100000"}));
   EXPECT_TRUE(check.model().empty());
   EXPECT_TRUE(check.harness().store().empty()) << check.harness().store().size() << " keys left";
+}
+
+// Commands that share a view (a leader and the commands joined to it) pass
+// each other decoded pages and roots (DataView::KeepDecoded): the replies
+// must be those of the commands run one by one.
+TEST(ListPaging, RandomCommandsOnOneViewMatchAModel) {
+  ModelChecker check(20261127);
+  ASSERT_TRUE(check.Load("a", 3000, 250));
+  ASSERT_TRUE(check.Load("b", 300, 100));
+  ASSERT_GE(check.harness().Height("a"), 2u) << "the list should span a tree of three levels";
+  for (int batch = 1; batch <= 120; ++batch) {
+    ASSERT_TRUE(check.StepsOnOneView(1 + batch % 9));
+    if (batch % 20 == 0) {
+      ASSERT_TRUE(check.CheckWhole("a"));
+      ASSERT_TRUE(check.CheckWhole("b"));
+    }
+  }
 }
 
 // Builds a list of `count` elements of 300 bytes e0, e1, ... at "k".

@@ -4,8 +4,14 @@
 
 namespace rampart::proxy {
 
+std::map<std::string, DataView::Entry, std::less<>>::iterator DataView::Set(
+    std::string_view key, std::optional<std::string> stored, bool dirty) {
+  return entries_.insert_or_assign(std::string(key), Entry{std::move(stored), dirty, next_generation_++})
+      .first;
+}
+
 void DataView::Seed(std::string_view key, std::optional<std::string> stored) {
-  entries_.insert_or_assign(std::string(key), Entry{std::move(stored), false});
+  Set(key, std::move(stored), false);
 }
 
 Result<std::optional<StoredValue>> DataView::Find(std::string_view key) const {
@@ -28,12 +34,30 @@ Result<std::optional<StoredValue>> DataView::FindTyped(std::string_view key, Val
   return found;
 }
 
-void DataView::Put(std::string_view key, std::string stored) {
-  entries_.insert_or_assign(std::string(key), Entry{std::move(stored), true});
+void DataView::Put(std::string_view key, std::string stored) { Set(key, std::move(stored), true); }
+
+void DataView::Delete(std::string_view key) { Set(key, std::nullopt, true); }
+
+uint64_t DataView::generation(std::string_view key) const {
+  auto it = entries_.find(key);
+  return it == entries_.end() ? 0 : it->second.generation;
 }
 
-void DataView::Delete(std::string_view key) {
-  entries_.insert_or_assign(std::string(key), Entry{std::nullopt, true});
+void DataView::KeepDecoded(std::string_view name, uint64_t generation,
+                           std::unique_ptr<TreeNode> node) {
+  if (generation == 0 || node == nullptr) return;
+  Decoded& d = decoded_[std::string(name)];
+  d.generation = generation;
+  d.node = std::move(node);
+}
+
+std::unique_ptr<TreeNode> DataView::TakeDecoded(std::string_view name, uint64_t generation) {
+  auto it = decoded_.find(name);
+  if (it == decoded_.end()) return nullptr;
+  std::unique_ptr<TreeNode> node =
+      it->second.generation == generation ? std::move(it->second.node) : nullptr;
+  decoded_.erase(it);
+  return node;
 }
 
 Result<std::optional<std::string_view>> DataView::Raw(std::string_view key) {
@@ -41,7 +65,7 @@ Result<std::optional<std::string_view>> DataView::Raw(std::string_view key) {
   if (it == entries_.end() && guess_) {
     if (const std::string* guess = guess_(key); guess != nullptr) {
       guessed_.emplace_back(key);
-      it = entries_.emplace(std::string(key), Entry{*guess, false}).first;
+      it = Set(key, *guess, false);
     }
   }
   if (it == entries_.end()) {

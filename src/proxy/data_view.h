@@ -17,12 +17,14 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/status.h"
+#include "proxy/page_tree.h"
 #include "proxy/value_codec.h"
 
 namespace rampart::proxy {
@@ -65,6 +67,20 @@ class DataView {
   void set_guesses(GuessFn guess) { guess_ = std::move(guess); }
   const std::vector<std::string>& guessed() const { return guessed_; }
 
+  // The generation of `key`'s bytes in the view: a new number whenever they
+  // change (Seed, Put, Delete, a guess taken); 0 when the view does not hold
+  // the key.
+  uint64_t generation(std::string_view key) const;
+
+  // Decoded pages and collection roots, kept between the commands of one
+  // view — a leader and the read-modify-writes joined to it decode a
+  // collection's pages once instead of once each. `name` is the keeper's
+  // choice; Take hands a node back once, and only with the generation it was
+  // kept with (the caller passes the current generation of the key the node
+  // was decoded from, so a node of bytes since replaced is never returned).
+  void KeepDecoded(std::string_view name, uint64_t generation, std::unique_ptr<TreeNode> node);
+  std::unique_ptr<TreeNode> TakeDecoded(std::string_view name, uint64_t generation);
+
   // A pseudo-random number (SPOP, SRANDMEMBER, new collection ids).
   uint64_t Random();
 
@@ -85,6 +101,7 @@ class DataView {
   struct Entry {
     std::optional<std::string> stored;  // nullopt: absent (a delete when dirty)
     bool dirty = false;                 // written by the command(s)
+    uint64_t generation = 0;            // see generation()
   };
   // Every key seen, by key; the dirty ones are the writes.
   const std::map<std::string, Entry, std::less<>>& entries() const { return entries_; }
@@ -93,7 +110,18 @@ class DataView {
  private:
   uint64_t now_ms_;
   uint64_t random_;
+  // Sets the key's bytes (nullopt: absent) under a new generation.
+  std::map<std::string, Entry, std::less<>>::iterator Set(std::string_view key,
+                                                         std::optional<std::string> stored,
+                                                         bool dirty);
+
   std::map<std::string, Entry, std::less<>> entries_;
+  uint64_t next_generation_ = 1;
+  struct Decoded {
+    uint64_t generation = 0;
+    std::unique_ptr<TreeNode> node;
+  };
+  std::map<std::string, Decoded, std::less<>> decoded_;
   std::vector<std::string> missing_;
   GuessFn guess_;
   std::vector<std::string> guessed_;

@@ -161,7 +161,11 @@ Status SkipNode(std::string_view* in) {
 PageTree::PageTree(PageStore* store, TreeNode root) : store_(store), root_(std::move(root)) {}
 PageTree::PageTree(PageTree&&) noexcept = default;
 PageTree& PageTree::operator=(PageTree&&) noexcept = default;
-PageTree::~PageTree() = default;
+PageTree::~PageTree() {
+  for (auto& [page, node] : pages_) {
+    if (!node->dirty) store_->KeepDecoded(page, std::move(node));
+  }
+}
 
 PageTree PageTree::Build(PageStore* store, std::vector<TreeEntry> entries) {
   PageTree tree(store, TreeNode{});
@@ -174,16 +178,20 @@ PageTree PageTree::Build(PageStore* store, std::vector<TreeEntry> entries) {
 Result<TreeNode*> PageTree::Child(const TreeNode& parent, size_t index) {
   const TreeChild& child = parent.children[index];
   if (auto it = pages_.find(child.page); it != pages_.end()) return it->second.get();
-  RAMPART_ASSIGN_OR_RETURN(std::string_view bytes, store_->Load(child.page));
-  auto decoded = DecodeNode(&bytes);
-  if (!decoded.ok()) return decoded.status().WithContext(StrCat("page ", child.page));
-  if (!bytes.empty()) return Malformed(StrCat("page ", child.page, " has trailing bytes"));
-  if (decoded->height + 1 != parent.height || decoded->Count() != child.count) {
+  std::unique_ptr<TreeNode> node = store_->TakeDecoded(child.page);
+  if (node == nullptr) {
+    RAMPART_ASSIGN_OR_RETURN(std::string_view bytes, store_->Load(child.page));
+    auto decoded = DecodeNode(&bytes);
+    if (!decoded.ok()) return decoded.status().WithContext(StrCat("page ", child.page));
+    if (!bytes.empty()) return Malformed(StrCat("page ", child.page, " has trailing bytes"));
+    node = std::make_unique<TreeNode>(std::move(*decoded));
+  }
+  if (node->height + 1 != parent.height || node->Count() != child.count) {
     return Malformed(StrCat("page ", child.page, " does not match its parent (height ",
-                            decoded->height, ", ", decoded->Count(), " entries; expected ",
+                            node->height, ", ", node->Count(), " entries; expected ",
                             parent.height - 1, ", ", child.count, ")"));
   }
-  auto [it, fresh] = pages_.emplace(child.page, std::make_unique<TreeNode>(std::move(*decoded)));
+  auto [it, fresh] = pages_.emplace(child.page, std::move(node));
   return it->second.get();
 }
 

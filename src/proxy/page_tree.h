@@ -95,6 +95,20 @@ class PageStore {
   virtual void Drop(uint64_t page) = 0;
   // A page id never used before in this collection.
   virtual uint64_t NewPage() = 0;
+  // A decoded copy of the page kept by an earlier tree (KeepDecoded) whose
+  // stored bytes have not changed since, or nullptr (the tree then decodes
+  // Load's bytes). The tree owns what it takes.
+  virtual std::unique_ptr<TreeNode> TakeDecoded(uint64_t page) {
+    (void)page;
+    return nullptr;
+  }
+  // A node the tree is done with whose encoding is the page's stored bytes
+  // as this tree last loaded or stored them, for a later tree of the same
+  // collection. Default: dropped.
+  virtual void KeepDecoded(uint64_t page, std::unique_ptr<TreeNode> node) {
+    (void)page;
+    (void)node;
+  }
 };
 
 class PageTree {
@@ -106,6 +120,7 @@ class PageTree {
   static PageTree Build(PageStore* store, std::vector<TreeEntry> entries);
   PageTree(PageTree&&) noexcept;
   PageTree& operator=(PageTree&&) noexcept;
+  // Gives the store its unchanged (or flushed) pages (PageStore::KeepDecoded).
   ~PageTree();
 
   uint64_t size() const { return root_.Count(); }
@@ -156,6 +171,11 @@ class PageTree {
   // Writes every dirty page to the store (the root stays: the caller encodes
   // it into the header).
   Status Flush();
+  // The caller encoded the root into its header: the root is clean again.
+  void MarkRootSaved() { root_.dirty = false; }
+  // Moves the root out, leaving the tree empty (for a cache, when the tree
+  // is done with).
+  TreeNode ReleaseRoot() { return std::move(root_); }
 
  private:
   struct Step {
