@@ -154,6 +154,62 @@ def test_readers_replies_beside_read_modify_writes(redis_target, key):
         assert seen == sorted(seen)  # each client saw its own increments in order
 
 
+def info_stat(target, name):
+    """An INFO stats field of the proxy (an int)."""
+    c = client(target)
+    try:
+        return int(c.info("stats")[name])
+    finally:
+        c.close()
+
+
+def test_reads_of_one_key_share_a_read_and_keep_their_replies(redis_target, key):
+    """Reads of one key taken in one turn from different clients run on one
+    read and one view (the proxy joins them; INFO rampart_joined_reads), each
+    with its own command: 6 clients x 60 pipelines of different reads of one
+    paged list and one string (LRANGE from the head and the tail, LLEN,
+    LINDEX, GET, STRLEN, GETRANGE) get each its own reply, in order, while a
+    seventh client appends to another list. A follower given its leader's
+    reply, or a reply out of place, fails it."""
+    readers, rounds = 6, 60
+    lst, s, other = key("list"), key("str"), key("other")
+    elements = [f"e{i}:" + "x" * (i % 40) for i in range(2000)]
+    setup = client(redis_target)
+    try:
+        for i in range(0, len(elements), 500):
+            setup.rpush(lst, *elements[i:i + 500])
+        setup.set(s, "0123456789")
+    finally:
+        setup.close()
+    before = info_stat(redis_target, "rampart_joined_reads") if redis_target.name == "rampart" else 0
+
+    def reader(t):
+        c = client(redis_target)
+        try:
+            for i in range(rounds):
+                at = (t * 7 + i) % len(elements)
+                with c.pipeline(transaction=False) as p:
+                    p.lrange(lst, 0, 9).llen(lst).lindex(lst, at).lrange(lst, -3, -1)
+                    p.get(s).strlen(s).getrange(s, t, t + 2)
+                    got = p.execute()
+                assert got == [elements[:10], len(elements), elements[at], elements[-3:],
+                               "0123456789", 10, "0123456789"[t:t + 3]], (t, i, got)
+        finally:
+            c.close()
+
+    def appender():
+        c = client(redis_target)
+        try:
+            for i in range(rounds * 3):
+                assert c.rpush(other, i) == i + 1
+        finally:
+            c.close()
+
+    run_threads([lambda t=t: reader(t) for t in range(readers)] + [appender])
+    if redis_target.name == "rampart":
+        assert info_stat(redis_target, "rampart_joined_reads") > before, "no read was joined"
+
+
 # ---------------------------------------------------------------------------
 # (b) WATCH
 

@@ -64,6 +64,7 @@ struct SharedState {
   std::atomic<uint64_t> backend_errors{0};    // commands answered with a backend error
   std::atomic<uint64_t> read_rounds{0};  // read rounds after a job's first (pages it found it needs)
   std::atomic<uint64_t> joined{0};  // read-modify-writes run with another of their key's (Job::followers)
+  std::atomic<uint64_t> joined_reads{0};  // reads run on another read's view (Job::followers)
 
   // Blocking commands: sessions parked on all workers, and each worker's
   // eventfd, poked after a write when any session is parked (set before
@@ -142,6 +143,10 @@ class Worker {
   // keys), or "".
   std::string CheckCommand(const Session& s, const Command& c) const;
   Job* LeaderFor(const Job& j, std::vector<Job>& jobs);
+  // The read of this turn with exactly `j`'s keys that `j` (a read) may
+  // follow, else nullptr; registers `j` as the leader for its keys when it
+  // may lead (then `j` must be pushed onto `jobs` next).
+  Job* ReadLeaderFor(const Job& j, std::vector<Job>& jobs);
   // Answers the session's front command with `reply` (and pops it).
   void Answer(Session& s, std::vector<Job>& jobs, std::string reply);
   // Answers with an error; inside MULTI the EXEC will abort. Returns true.
@@ -254,6 +259,9 @@ class Worker {
   // This turn's read-modify-writes by the lock slots they hold: lock slot ->
   // index of the job in the turn (Worker::LeaderFor).
   std::unordered_map<uint32_t, size_t> turn_owners_;
+  // This turn's reads that others may follow, by their keys (each key's
+  // length and bytes, in order) -> index of the job (Worker::ReadLeaderFor).
+  std::unordered_map<std::string, size_t> read_leaders_;
   uint64_t next_taken_ = 0;  // Job::taken of the next job or follower
   PageCache page_cache_{16 << 20};
   std::mt19937_64 random_{std::random_device{}()};

@@ -52,6 +52,7 @@ std::vector<Worker::Job> Worker::TakeJobs() {
   if (blocked_on_locks_) shared_.waiting_for_locks[index_].store(false, std::memory_order_relaxed);
   blocked_on_locks_ = false;
   turn_owners_.clear();
+  read_leaders_.clear();
   if (order_.empty() && sweeper_ == nullptr) return jobs;
   const size_t max = shared_.config.proxy.batch_max_commands;
   const size_t start = order_.empty() ? 0 : next_first_++ % order_.size();
@@ -241,6 +242,12 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
   if (!writes) {
     if (state.wrote) return put_back();
     j.kind = Job::Kind::kRead;
+    if (Job* leader = ReadLeaderFor(j, jobs)) {
+      s.queue.pop_front();
+      j.taken = next_taken_++;
+      leader->followers.push_back(std::move(j));
+      return true;
+    }
   } else {
     if (state.rmw || (j.needs_read && state.wrote)) return put_back();
     j.locks = shared_.locks.SlotsOf(j.keys);
@@ -275,6 +282,25 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
   j.taken = next_taken_++;
   jobs.push_back(std::move(j));
   return true;
+}
+
+Worker::Job* Worker::ReadLeaderFor(const Job& j, std::vector<Job>& jobs) {
+  if (!j.Joinable()) return nullptr;
+  std::string signature;
+  for (std::string_view k : j.keys) {
+    const uint64_t n = k.size();
+    signature.append(reinterpret_cast<const char*>(&n), sizeof n);
+    signature.append(k);
+  }
+  auto [it, fresh] = read_leaders_.try_emplace(std::move(signature), jobs.size());
+  if (fresh) return nullptr;  // j leads
+  Job& leader = jobs[it->second];
+  if (leader.followers.size() >= kMaxFollowers) {
+    it->second = jobs.size();  // j leads the next group
+    return nullptr;
+  }
+  ++shared_.joined_reads;
+  return &leader;
 }
 
 // The read-modify-write of this turn that holds every lock `j` wants, if

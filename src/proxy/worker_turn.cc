@@ -113,8 +113,14 @@ void Worker::PlaceReads(const Job& job, txn::BatchTxn& txn) {
   const uint64_t now = NowMs();
   txn.reads.clear();
   for (std::string_view k : job.keys) txn.reads.push_back({k, ReadPartition(k, now)});
+  // Followers mostly name their leader's keys: each key is read once.
   for (const Job& f : job.followers) {
-    for (std::string_view k : f.keys) txn.reads.push_back({k, ReadPartition(k, now)});
+    for (std::string_view k : f.keys) {
+      auto same = [k](const txn::PlacedRead& r) { return r.key == k; };
+      if (std::none_of(txn.reads.begin(), txn.reads.end(), same)) {
+        txn.reads.push_back({k, ReadPartition(k, now)});
+      }
+    }
   }
   for (const std::string& k : job.extra_keys) txn.reads.push_back({k, ReadPartition(k, now)});
 }
