@@ -24,6 +24,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <sys/epoll.h>
@@ -143,6 +144,11 @@ class Worker {
   // keys), or "".
   std::string CheckCommand(const Session& s, const Command& c) const;
   Job* LeaderFor(const Job& j, std::vector<Job>& jobs);
+  // A session whose blocked command a write woke (it runs again this turn).
+  bool Woken(const Session& s) const;
+  // Whether read job `j` names a key a woken blocked command of this turn
+  // holds (it then waits for the next turn, to see that command's effect).
+  bool ReadsWokenKeys(const Job& j) const;
   // The read of this turn with exactly `j`'s keys that `j` (a read) may
   // follow, else nullptr; registers `j` as the leader for its keys when it
   // may lead (then `j` must be pushed onto `jobs` next).
@@ -262,6 +268,8 @@ class Worker {
   // This turn's reads that others may follow, by their keys (each key's
   // length and bytes, in order) -> index of the job (Worker::ReadLeaderFor).
   std::unordered_map<std::string, size_t> read_leaders_;
+  // The lock slots of this turn's woken blocked commands (Worker::TakeJobs).
+  std::unordered_set<uint32_t> woken_slots_;
   uint64_t next_taken_ = 0;  // Job::taken of the next job or follower
   PageCache page_cache_{16 << 20};
   std::mt19937_64 random_{std::random_device{}()};

@@ -53,6 +53,7 @@ std::vector<Worker::Job> Worker::TakeJobs() {
   blocked_on_locks_ = false;
   turn_owners_.clear();
   read_leaders_.clear();
+  woken_slots_.clear();
   if (order_.empty() && sweeper_ == nullptr) return jobs;
   const size_t max = shared_.config.proxy.batch_max_commands;
   const size_t start = order_.empty() ? 0 : next_first_++ % order_.size();
@@ -62,11 +63,36 @@ std::vector<Worker::Job> Worker::TakeJobs() {
     while (!s.queue.empty() && !s.parked && jobs.size() < max && TakeCommand(s, jobs, state)) {
     }
   };
+  // Blocked commands a write woke go first, in the order they blocked, and
+  // no other command of the turn reads their keys before they ran
+  // (woken_slots_): Redis serves a blocked client within the command that
+  // unblocked it, before any other client's next command.
+  std::vector<Session*> woken;
+  for (int fd : order_) {
+    if (Session& s = *sessions_.at(fd); Woken(s)) woken.push_back(&s);
+  }
+  std::sort(woken.begin(), woken.end(),
+            [](const Session* a, const Session* b) { return a->park_seq < b->park_seq; });
+  for (Session* s : woken) take(*s);
   for (size_t n = 0; n < order_.size() && jobs.size() < max; ++n) {
-    take(*sessions_.at(order_[(start + n) % order_.size()]));
+    Session& s = *sessions_.at(order_[(start + n) % order_.size()]);
+    if (std::find(woken.begin(), woken.end(), &s) == woken.end()) take(s);
   }
   if (sweeper_ != nullptr) take(*sweeper_);
   return jobs;
+}
+
+bool Worker::Woken(const Session& s) const {
+  return s.park_started && Runnable(s) && s.queue.front().spec != nullptr &&
+         IsBlocking(*s.queue.front().spec);
+}
+
+bool Worker::ReadsWokenKeys(const Job& j) const {
+  if (woken_slots_.empty()) return false;
+  for (uint32_t slot : shared_.locks.SlotsOf(j.keys)) {
+    if (woken_slots_.count(slot) != 0) return true;
+  }
+  return false;
 }
 
 std::string Worker::CheckCommand(const Session& s, const Command& c) const {
@@ -240,7 +266,7 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
     return false;
   };
   if (!writes) {
-    if (state.wrote) return put_back();
+    if (state.wrote || ReadsWokenKeys(j)) return put_back();
     j.kind = Job::Kind::kRead;
     if (Job* leader = ReadLeaderFor(j, jobs)) {
       s.queue.pop_front();
@@ -270,6 +296,9 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
     }
     if (j.needs_read) {
       for (uint32_t slot : j.locks) turn_owners_[slot] = jobs.size();
+    }
+    if (!multi && s.park_started && IsBlocking(*j.commands[0].spec)) {
+      woken_slots_.insert(j.locks.begin(), j.locks.end());
     }
     state.wrote = true;
     state.rmw = state.rmw || j.needs_read;
