@@ -263,11 +263,13 @@ class Partition {
   // hot key holds thousands, since every superseded version waits out
   // kv.grace_ms (redis-benchmark's SET of one key: 30,000 a second). So: one
   // vector, searched by binary search; a new ts, nearly always the newest,
-  // goes to the back; the oldest leave from the front by moving `head_`
-  // (Reclaim frees versions in the order they were superseded), and the dead
-  // front is dropped once it is half the vector. Every operation the
-  // partition does per request is O(log n) or amortized O(1); an erase inside
-  // the list (an expired prepare, Flush) is O(n) and rare.
+  // goes to the back; an erased item is closed up from the nearer end, and
+  // erasing from the front only moves `head_` (Reclaim frees versions about
+  // in the order they were superseded, so erases are near the front: one
+  // stuck prepare at the front costs a move of the few items before the
+  // erased one, not of all after it). The dead front is dropped once it is
+  // as long as the live part, and a vector four times larger than its items
+  // is shrunk, so a key that was hot gives its memory back.
   class VersionList {
    public:
     using Item = std::pair<uint64_t, Version>;
@@ -292,21 +294,21 @@ class Partition {
       }
     }
     void erase(iterator it) {
-      if (it != begin()) {
+      if (it - begin() >= end() - it) {
         items_.erase(it);
-        return;
+      } else {
+        std::move_backward(begin(), it, it + 1);  // the items before it, one up
+        ++head_;
       }
-      ++head_;
       if (head_ == items_.size()) {
         items_.clear();
         head_ = 0;
-      } else if (head_ >= kMinDeadFront && 2 * size_t{head_} >= items_.size()) {
+      } else if (head_ >= size()) {
         items_.erase(items_.begin(), items_.begin() + head_);
         head_ = 0;
-        // A burst's capacity goes back once the key is quiet again.
-        if (items_.capacity() > 4 * kMinDeadFront && 4 * items_.size() < items_.capacity()) {
-          items_.shrink_to_fit();
-        }
+      }
+      if (items_.capacity() > kMinCapacity && 4 * items_.size() < items_.capacity()) {
+        items_.shrink_to_fit();
       }
     }
     bool empty() const { return head_ == items_.size(); }
@@ -317,8 +319,8 @@ class Partition {
     const_iterator end() const { return items_.end(); }
 
    private:
-    // Dead items at the front before they are worth a move of the rest.
-    static constexpr uint32_t kMinDeadFront = 64;
+    // Capacity never given back (a key's usual few versions).
+    static constexpr size_t kMinCapacity = 8;
     template <typename It>
     static It LowerBound(It first, It last, uint64_t ts) {
       return std::lower_bound(first, last, ts, [](const Item& i, uint64_t t) { return i.first < t; });

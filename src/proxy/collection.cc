@@ -125,7 +125,6 @@ class Collection::Pages : public PageStore {
 Collection::Collection(DataView& data, std::string_view key, ValueType type)
     : data_(&data), key_(key), type_(type) {}
 Collection::Collection(Collection&&) noexcept = default;
-Collection& Collection::operator=(Collection&&) noexcept = default;
 
 Collection::~Collection() {
   if (header_generation_ == 0) return;
@@ -190,8 +189,13 @@ Result<Collection> Collection::Open(DataView& data, std::string_view key, ValueT
   if (in.size() < kIdsBytes) return damaged(Corruption("header of ", in.size(), " bytes"));
   c.store_ = std::make_unique<Pages>(&data, key, LoadU64(in), LoadU64(in.substr(8)));
   in.remove_prefix(kIdsBytes);
-  c.header_generation_ = data.generation(key);
-  if (c.TakeKeptRoots()) return c;
+  // Roots are kept (~Collection) only for a header that passed the checks
+  // below: header_generation_ is set on success only.
+  const uint64_t generation = data.generation(key);
+  if (c.TakeKeptRoots(generation)) {
+    c.header_generation_ = generation;
+    return c;
+  }
   for (size_t t = 0; t < TreesOf(type); ++t) {
     auto root = DecodeNode(&in);
     if (!root.ok()) return damaged(root.status());
@@ -202,13 +206,14 @@ Result<Collection> Collection::Open(DataView& data, std::string_view key, ValueT
     return damaged(Corruption("its trees hold ", c.trees_[0].size(), " and ", c.trees_[1].size(),
                               " members"));
   }
+  c.header_generation_ = generation;
   return c;
 }
 
-bool Collection::TakeKeptRoots() {
+bool Collection::TakeKeptRoots(uint64_t generation) {
   std::vector<std::unique_ptr<TreeNode>> roots;
   for (size_t t = 0; t < TreesOf(type_); ++t) {
-    roots.push_back(data_->TakeDecoded(RootName(key_, t), header_generation_));
+    roots.push_back(data_->TakeDecoded(RootName(key_, t), generation));
     if (roots.back() == nullptr) return false;
   }
   for (std::unique_ptr<TreeNode>& root : roots) trees_.emplace_back(store_.get(), std::move(*root));

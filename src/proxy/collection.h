@@ -63,7 +63,9 @@ class Collection {
   static Collection Create(DataView& data, std::string_view key, ValueType type);
 
   Collection(Collection&&) noexcept;
-  Collection& operator=(Collection&&) noexcept;
+  // Not assignable: the old trees give their pages to the old store
+  // (~PageTree), which a member-wise assignment would free first.
+  Collection& operator=(Collection&&) = delete;
   // Leaves the decoded roots (when they are what the header holds) and pages
   // in the view for the next command of the job on this collection
   // (DataView::KeepDecoded).
@@ -94,9 +96,10 @@ class Collection {
  private:
   class Pages;
   Collection(DataView& data, std::string_view key, ValueType type);
-  // The roots a collection of this header kept in the view (~Collection),
-  // as this collection's trees; false (nothing taken) when not all are kept.
-  bool TakeKeptRoots();
+  // The roots a collection of the header at `generation` kept in the view
+  // (~Collection), as this collection's trees; false (nothing taken) when
+  // not all are kept.
+  bool TakeKeptRoots(uint64_t generation);
 
   DataView* data_;
   std::string key_;

@@ -95,5 +95,21 @@ TEST(CollectionKeptNodes, StaleRootsAndPagesOfAnOutdatedCollectionAreNeverTaken)
   EXPECT_EQ(*SizeOf(view), 1000u);
 }
 
+// A header Open refuses (trailing bytes here) leaves no roots behind: a
+// later Open of it on the same view is refused as well.
+TEST(CollectionKeptNodes, ARefusedHeaderKeepsNoRoots) {
+  CommandHarness h = ListOnPages();
+  DataView view = ViewOf(h);
+  auto stored = view.Raw("k");
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  view.Put("k", std::string(**stored) + "x");
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto list = Collection::Open(view, "k", ValueType::kList);
+    ASSERT_FALSE(list.ok()) << "attempt " << attempt;
+    EXPECT_NE(list.status().message().find("trailing"), std::string_view::npos)
+        << list.status().ToString();
+  }
+}
+
 }  // namespace
 }  // namespace rampart::proxy
