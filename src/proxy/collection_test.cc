@@ -15,13 +15,6 @@ namespace {
 
 using testing::CommandHarness;
 
-// A view holding everything the harness's store holds.
-DataView ViewOf(const CommandHarness& h) {
-  DataView view(testing::kNow);
-  for (const auto& [key, stored] : h.store()) view.Seed(key, stored);
-  return view;
-}
-
 // A list of 2,000 elements of 100 bytes at "k": a root and pages.
 CommandHarness ListOnPages() {
   CommandHarness h;
@@ -41,7 +34,7 @@ Result<uint64_t> SizeOf(DataView& view) {
 
 TEST(CollectionKeptNodes, ALaterCollectionSeesEveryChangeOfAnEarlierOne) {
   CommandHarness h = ListOnPages();
-  DataView view = ViewOf(h);
+  DataView view = h.View();
   for (int round = 0; round < 3; ++round) {
     auto list = Collection::Open(view, "k", ValueType::kList);
     ASSERT_TRUE(list.ok()) << list.status().ToString();
@@ -65,7 +58,7 @@ TEST(CollectionKeptNodes, ALaterCollectionSeesEveryChangeOfAnEarlierOne) {
 // offers them afterwards. The next collection must not take those.
 TEST(CollectionKeptNodes, StaleRootsAndPagesOfAnOutdatedCollectionAreNeverTaken) {
   CommandHarness h = ListOnPages();
-  DataView view = ViewOf(h);
+  DataView view = h.View();
   {
     auto stale = Collection::Open(view, "k", ValueType::kList);
     ASSERT_TRUE(stale.ok());
@@ -99,7 +92,7 @@ TEST(CollectionKeptNodes, StaleRootsAndPagesOfAnOutdatedCollectionAreNeverTaken)
 // later Open of it on the same view is refused as well.
 TEST(CollectionKeptNodes, ARefusedHeaderKeepsNoRoots) {
   CommandHarness h = ListOnPages();
-  DataView view = ViewOf(h);
+  DataView view = h.View();
   auto stored = view.Raw("k");
   ASSERT_TRUE(stored.ok() && stored->has_value());
   view.Put("k", std::string(**stored) + "x");

@@ -93,34 +93,9 @@ class CommandHarness {
   // asked for; stores the last run's writes; its reply.
   std::string Run(const std::vector<std::string_view>& args, int protocol = 2) {
     const CommandSpec* spec = FindCommand(args[0]);
-    if (spec == nullptr || spec->apply == nullptr) {
-      ADD_FAILURE() << "not a data command: " << args[0];
-      return "";
-    }
-    EXPECT_EQ(CheckArity(*spec, args), "");
-    std::vector<std::string> keys;
-    for (std::string_view k : KeysOf(*spec, args)) keys.emplace_back(k);
-    ++seed_;
-    for (runs_ = 1; runs_ <= kMaxRuns; ++runs_) {
-      DataView view(kNow, seed_);  // one seed for every run, as the worker does
-      for (const std::string& k : keys) {
-        auto it = store_.find(k);
-        view.Seed(k, it == store_.end() ? std::nullopt : std::optional<std::string>(it->second));
-      }
-      std::string reply;
-      resp::Writer out(&reply);
-      out.SetProtocol(protocol);
-      spec->apply(args, view, out);
-      if (!view.missing().empty()) {
-        keys.insert(keys.end(), view.missing().begin(), view.missing().end());
-        continue;
-      }
-      keys_read_ = keys.size();
-      Commit(view, spec->kind == CommandKind::kRead);
-      return reply;
-    }
-    ADD_FAILURE() << args[0] << " still missing keys after " << kMaxRuns << " runs";
-    return "";
+    if (spec != nullptr) EXPECT_EQ(CheckArity(*spec, args), "");
+    std::vector<std::string> replies = RunCommands({args}, protocol);
+    return replies.empty() ? "" : replies[0];
   }
   std::string RunStrings(const std::vector<std::string>& args, int protocol = 2) {
     return Run(std::vector<std::string_view>(args.begin(), args.end()), protocol);
@@ -131,38 +106,16 @@ class CommandHarness {
   // next sees, decoded pages included), all again on a fresh view while any
   // asks for keys the view does not hold; stores the writes; the replies.
   std::vector<std::string> RunOnOneView(const std::vector<std::vector<std::string>>& commands) {
-    std::vector<std::string> keys;
-    for (const std::vector<std::string>& c : commands) {
-      const CommandSpec* spec = FindCommand(c[0]);
-      if (spec == nullptr || spec->apply == nullptr) {
-        ADD_FAILURE() << "not a data command: " << c[0];
-        return {};
-      }
-      const std::vector<std::string_view> args(c.begin(), c.end());
-      for (std::string_view k : KeysOf(*spec, args)) keys.emplace_back(k);
-    }
-    ++seed_;
-    for (runs_ = 1; runs_ <= kMaxRuns; ++runs_) {
-      DataView view(kNow, seed_);
-      for (const std::string& k : keys) {
-        auto it = store_.find(k);
-        view.Seed(k, it == store_.end() ? std::nullopt : std::optional<std::string>(it->second));
-      }
-      std::vector<std::string> replies;
-      for (const std::vector<std::string>& c : commands) {
-        const std::vector<std::string_view> args(c.begin(), c.end());
-        resp::Writer out(&replies.emplace_back());
-        FindCommand(c[0])->apply(args, view, out);
-      }
-      if (!view.missing().empty()) {
-        keys.insert(keys.end(), view.missing().begin(), view.missing().end());
-        continue;
-      }
-      Commit(view, /*read_only=*/false);
-      return replies;
-    }
-    ADD_FAILURE() << commands.size() << " commands still missing keys after " << kMaxRuns << " runs";
-    return {};
+    std::vector<std::vector<std::string_view>> views;
+    for (const std::vector<std::string>& c : commands) views.emplace_back(c.begin(), c.end());
+    return RunCommands(views);
+  }
+
+  // A fresh view holding everything the store holds.
+  DataView View() const {
+    DataView view(kNow);
+    for (const auto& [k, stored] : store_) view.Seed(k, stored);
+    return view;
   }
 
   int runs() const { return runs_; }               // of the last command
@@ -171,14 +124,58 @@ class CommandHarness {
   // The height of the tree of the collection of `type` at `key` (0: the root
   // is its only node); a key holding no such collection fails the test.
   uint32_t TreeHeight(std::string_view key, ValueType type) const {
-    DataView view(kNow);
-    for (const auto& [k, stored] : store_) view.Seed(k, stored);
+    DataView view = View();
     auto collection = Collection::Open(view, key, type);
     EXPECT_TRUE(collection.ok()) << collection.status().ToString();
     return collection.ok() ? collection->tree().root().height : 0;
   }
 
  private:
+  // Run's and RunOnOneView's loop: the commands on fresh views seeded with
+  // their declared keys and every key a run before asked for, until none
+  // asks for more (at most kMaxRuns runs); the last run's writes stored (a
+  // group of read commands must write nothing); the replies, or none.
+  std::vector<std::string> RunCommands(const std::vector<std::vector<std::string_view>>& commands,
+                                       int protocol = 2) {
+    std::vector<std::string> keys;
+    bool read_only = true;
+    for (const std::vector<std::string_view>& args : commands) {
+      const CommandSpec* spec = FindCommand(args[0]);
+      if (spec == nullptr || spec->apply == nullptr) {
+        ADD_FAILURE() << "not a data command: " << args[0];
+        return {};
+      }
+      read_only = read_only && spec->kind == CommandKind::kRead;
+      for (std::string_view k : KeysOf(*spec, args)) keys.emplace_back(k);
+    }
+    ++seed_;
+    for (runs_ = 1; runs_ <= kMaxRuns; ++runs_) {
+      DataView view(kNow, seed_);  // one seed for every run, as the worker does
+      for (const std::string& k : keys) {
+        auto it = store_.find(k);
+        view.Seed(k, it == store_.end() ? std::nullopt : std::optional<std::string>(it->second));
+      }
+      std::vector<std::string> replies;
+      for (const std::vector<std::string_view>& args : commands) {
+        resp::Writer out(&replies.emplace_back());
+        out.SetProtocol(protocol);
+        FindCommand(args[0])->apply(args, view, out);
+      }
+      if (!view.missing().empty()) {
+        keys.insert(keys.end(), view.missing().begin(), view.missing().end());
+        continue;
+      }
+      keys_read_ = keys.size();
+      Commit(view, read_only);
+      return replies;
+    }
+    ADD_FAILURE() << FirstName(commands) << " still missing keys after " << kMaxRuns << " runs";
+    return {};
+  }
+  static std::string_view FirstName(const std::vector<std::vector<std::string_view>>& commands) {
+    return commands.empty() ? std::string_view() : commands[0][0];
+  }
+
   void Commit(const DataView& view, bool read_only) {
     for (const auto& [key, entry] : view.entries()) {
       if (!entry.dirty) continue;
