@@ -5,8 +5,8 @@ client's next command that reads their keys. Against a real redis-server
 one worker: the guarantee is per worker (docs/proxy.md, "Blocking commands").
 Every wait is bounded, every thread joined (bounded).
 """
-from proxy_helpers import (Raw, blocked_clients, client, encode, in_thread,  # noqa: F401
-                           joined, key, r, wait_blocked_clients)
+from proxy_helpers import (Raw, RespError, blocked_clients, client, encode,  # noqa: F401
+                           error_text, in_thread, joined, key, r, wait_blocked_clients)
 
 PROXY_SETTINGS = {"workers": 1}
 
@@ -50,3 +50,29 @@ def test_woken_blocked_clients_are_served_before_the_next_command(redis_target, 
     finally:
         first.close()
         second.close()
+
+
+def test_clients_block_in_the_order_their_commands_arrived(redis_target, r, key):
+    """Redis's "BRPOPLPUSH with multiple blocked clients": two clients send
+    BRPOPLPUSHes of one empty list, the first into a key holding a string,
+    and a third pushes, all back to back without waiting. Redis runs them in
+    arrival order, so the push serves the first client (WRONGTYPE, the
+    element stays) and then the second. The proxy took a turn's sessions in
+    rotating order: the second client's command could run first and block
+    first, the push then served it, and the first client waited for its
+    timeout with a null (a third of the tries, 21 of 60 in one run). Forty
+    tries; each command's timeout is 5 s, so a miss fails, never hangs."""
+    source, wrong, target = key("source"), key("wrong"), key("target")
+    for attempt in range(40):
+        r.delete(source, wrong, target)
+        r.set(wrong, "nolist")
+        with Raw(redis_target) as first, Raw(redis_target) as second:
+            first.send(encode("BRPOPLPUSH", source, wrong, 5))
+            second.send(encode("BRPOPLPUSH", source, target, 5))
+            assert r.lpush(source, "foo") == 1
+            got_first = first.reply()
+            assert isinstance(got_first, RespError), (attempt, got_first)
+            assert error_text(got_first).startswith("WRONGTYPE"), attempt
+            assert second.reply() == b"foo", attempt
+        assert r.lrange(target, 0, -1) == ["foo"], attempt
+        assert r.llen(source) == 0, attempt

@@ -23,6 +23,9 @@ struct Command {
   // Not a command: the input could not be parsed. Answered with this error
   // (Redis's "ERR Protocol error: ..." text) in order, then the connection closes.
   std::string protocol_error;
+  // The worker's count of commands parsed before this one: a turn takes the
+  // sessions in the order their front commands arrived (Worker::TakeJobs).
+  uint64_t arrival = 0;
 
   // Views of args, for the Apply functions. Valid while the Command lives.
   std::vector<std::string_view> Views() const { return {args.begin(), args.end()}; }

@@ -277,6 +277,7 @@ void Worker::Parse(Session& s) {
     resp::ParsedCommand parsed = resp::ParseCommand(input, shared_.limits);
     if (parsed.status == resp::ParseStatus::kIncomplete) break;
     Command c;
+    c.arrival = next_arrival_++;
     if (parsed.status == resp::ParseStatus::kError) {
       // Answered in order after the commands before it; then the connection closes.
       c.protocol_error = std::move(parsed.error);

@@ -257,8 +257,8 @@ class Worker {
   int wake_fd_ = -1;
   uint32_t parked_here_ = 0;  // sessions of this worker that are parked
   std::unordered_map<int, std::unique_ptr<Session>> sessions_;
-  std::vector<int> order_;        // session fds in accept order, for fair turns
-  size_t next_first_ = 0;         // rotates the session a turn starts with
+  std::vector<int> order_;        // session fds in accept order
+  uint64_t next_arrival_ = 0;     // Command::arrival of the next command parsed
   std::vector<uint64_t> down_until_ms_;  // per partition: read from another replica until
   bool blocked_on_locks_ = false;
   uint64_t next_seed_ = 1;  // of the jobs' DataView::Random()

@@ -56,7 +56,6 @@ std::vector<Worker::Job> Worker::TakeJobs() {
   woken_slots_.clear();
   if (order_.empty() && sweeper_ == nullptr) return jobs;
   const size_t max = shared_.config.proxy.batch_max_commands;
-  const size_t start = order_.empty() ? 0 : next_first_++ % order_.size();
   auto take = [&](Session& s) {
     if (!Runnable(s)) return;
     TurnState state;
@@ -66,17 +65,28 @@ std::vector<Worker::Job> Worker::TakeJobs() {
   // Blocked commands a write woke go first, in the order they blocked, and
   // no other command of the turn reads their keys before they ran
   // (woken_slots_): Redis serves a blocked client within the command that
-  // unblocked it, before any other client's next command.
-  std::vector<Session*> woken;
+  // unblocked it, before any other client's next command. The other
+  // sessions follow in the order their front commands arrived, as Redis
+  // runs them: two clients' BRPOPLPUSHes of one list, then a third's push,
+  // must block in that order so that the push serves the first.
+  std::vector<Session*> woken, ready;
   for (int fd : order_) {
-    if (Session& s = *sessions_.at(fd); Woken(s)) woken.push_back(&s);
+    Session& s = *sessions_.at(fd);
+    if (Woken(s)) {
+      woken.push_back(&s);
+    } else if (Runnable(s)) {
+      ready.push_back(&s);
+    }
   }
   std::sort(woken.begin(), woken.end(),
             [](const Session* a, const Session* b) { return a->park_seq < b->park_seq; });
+  std::sort(ready.begin(), ready.end(), [](const Session* a, const Session* b) {
+    return a->queue.front().arrival < b->queue.front().arrival;
+  });
   for (Session* s : woken) take(*s);
-  for (size_t n = 0; n < order_.size() && jobs.size() < max; ++n) {
-    Session& s = *sessions_.at(order_[(start + n) % order_.size()]);
-    if (std::find(woken.begin(), woken.end(), &s) == woken.end()) take(s);
+  for (Session* s : ready) {
+    if (jobs.size() >= max) break;
+    take(*s);
   }
   if (sweeper_ != nullptr) take(*sweeper_);
   return jobs;
