@@ -93,7 +93,9 @@ class CommandHarness {
   // asked for; stores the last run's writes; its reply.
   std::string Run(const std::vector<std::string_view>& args, int protocol = 2) {
     const CommandSpec* spec = FindCommand(args[0]);
-    if (spec != nullptr) EXPECT_EQ(CheckArity(*spec, args), "");
+    if (spec != nullptr) {
+      EXPECT_EQ(CheckArity(*spec, args), "");
+    }
     std::vector<std::string> replies = RunCommands({args}, protocol);
     return replies.empty() ? "" : replies[0];
   }
