@@ -199,6 +199,9 @@ struct BatchRun {
   size_t get_count = 0;
   std::vector<WriteUnit*> request_unit;  // round-1 request (after the GETs) -> its write unit
   std::vector<Call> calls;               // round 1's
+  // Round 2: per combined key, the timestamp its repair read asks for
+  // (kNoTimestamp: none).
+  std::vector<uint64_t> need;
 };
 
 void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
@@ -329,46 +332,74 @@ void Client::Impl::BatchFirstRound(BatchRun& run) {
 
 }
 
+// Round 2's repair reads (ramp): every key read at a version older than one
+// the metadata of the transaction's other keys names (RAMP-Fast's second
+// round). Sets run.need.
+std::vector<OutgoingRequest> Client::Impl::PlanRepairs(BatchRun& run) {
+  auto [keys, partitions, reads, results] =
+      std::tie(run.keys, run.partitions, run.reads, run.results);
+  run.need.assign(keys.size(), kNoTimestamp);
+  std::vector<size_t> behind;  // combined indices needing a repair read
+  for (const ReadPart& part : reads) {
+    if (!part.txn->status.ok()) continue;
+    auto part_keys = std::span<const std::string_view>(keys).subspan(part.first, part.count);
+    auto part_results = std::span<const wire::GetResult>(results).subspan(part.first, part.count);
+    std::vector<uint64_t> ts = internal::ComputeRepairTimestamps(part_keys, part_results);
+    bool any = false;
+    for (size_t k = 0; k < part.count; ++k) {
+      if (ts[k] == kNoTimestamp) continue;
+      run.need[part.first + k] = ts[k];
+      behind.push_back(part.first + k);
+      any = true;
+    }
+    if (any) ++stats_.repair_rounds;
+  }
+  std::vector<OutgoingRequest> repairs;
+  auto add_repairs = [&](std::span<const size_t> subset) {
+    if (subset.empty()) return;
+    std::vector<std::string_view> sub_keys;
+    std::vector<uint32_t> sub_partitions;
+    std::vector<uint64_t> sub_need;
+    for (size_t i : subset) {
+      sub_keys.push_back(keys[i]);
+      sub_partitions.push_back(partitions[i]);
+      sub_need.push_back(run.need[i]);
+    }
+    auto groups = internal::GroupByPartition(sub_partitions);
+    AppendRenumbered(internal::BuildRepairRequests(sub_keys, sub_need, groups, TakeIds(groups.size())),
+                     subset, repairs);
+  };
+  ForEachMessageSet(run.coalesce, reads, behind, add_repairs);
+  return repairs;
+}
+
+// One repair read's answer: the versions it found replace round 1's.
+void Client::Impl::TakeRepair(BatchRun& run, const OutgoingRequest& req, const Call& call) {
+  for (size_t j = 0; j < req.indices.size(); ++j) {
+    const size_t i = req.indices[j];
+    if (!call.status.ok()) {
+      Fail(*run.owner[i]->txn, call.status, call.partition);
+      continue;
+    }
+    const wire::GetResult& got = call.results[j];
+    if (!got.found) {
+      // Reclaimed before the repair read (see ReadVersions): retry.
+      Fail(*run.owner[i]->txn,
+           Aborted("key \"", run.keys[i], "\" at ts ", run.need[i], " on ", Where(call.partition),
+                   " is gone (reclaimed before the repair read); retry the read"),
+           call.partition);
+      continue;
+    }
+    run.results[i] = got;
+    ++stats_.repaired_keys;
+  }
+  run.holds.push_back(call.hold);
+}
+
 // Round 2: the reads' repairs (ramp), the two-round writes' COMMITs.
 void Client::Impl::BatchSecondRound(BatchRun& run) {
-  auto [keys, partitions, owner, reads, results, holds] =
-      std::tie(run.keys, run.partitions, run.owner, run.reads, run.results, run.holds);
-  const bool coalesce = run.coalesce;
   std::vector<OutgoingRequest> round2;
-  std::vector<uint64_t> need(keys.size(), kNoTimestamp);
-  if (run.ramp) {
-    std::vector<size_t> behind;  // combined indices needing a repair read
-    for (const ReadPart& part : reads) {
-      if (!part.txn->status.ok()) continue;
-      auto part_keys = std::span<const std::string_view>(keys).subspan(part.first, part.count);
-      auto part_results = std::span<const wire::GetResult>(results).subspan(part.first, part.count);
-      std::vector<uint64_t> ts = internal::ComputeRepairTimestamps(part_keys, part_results);
-      bool any = false;
-      for (size_t k = 0; k < part.count; ++k) {
-        if (ts[k] == kNoTimestamp) continue;
-        need[part.first + k] = ts[k];
-        behind.push_back(part.first + k);
-        any = true;
-      }
-      if (any) ++stats_.repair_rounds;
-    }
-    auto add_repairs = [&](std::span<const size_t> subset) {
-      if (subset.empty()) return;
-      std::vector<std::string_view> sub_keys;
-      std::vector<uint32_t> sub_partitions;
-      std::vector<uint64_t> sub_need;
-      for (size_t i : subset) {
-        sub_keys.push_back(keys[i]);
-        sub_partitions.push_back(partitions[i]);
-        sub_need.push_back(need[i]);
-      }
-      auto groups = internal::GroupByPartition(sub_partitions);
-      AppendRenumbered(
-          internal::BuildRepairRequests(sub_keys, sub_need, groups, TakeIds(groups.size())),
-          subset, round2);
-    };
-    ForEachMessageSet(coalesce, reads, behind, add_repairs);
-  }
+  if (run.ramp) round2 = PlanRepairs(run);
   const size_t repair_count = round2.size();
   std::vector<WriteUnit*> commit_unit;
   for (WriteUnit& unit : run.plan.units) {
@@ -380,40 +411,19 @@ void Client::Impl::BatchSecondRound(BatchRun& run) {
       commit_unit.push_back(&unit);
     }
   }
-  if (!round2.empty()) {
-    std::vector<Route> routes(round2.size(), WriteRoute());
-    for (size_t r = 0; r < repair_count; ++r) routes[r] = ReadRoute(round2[r].partition);
-    std::vector<Call> calls;
-    (void)Exchange(round2, calls, routes, coalesce);
-    for (size_t r = 0; r < round2.size(); ++r) {
-      const Call& call = calls[r];
-      if (r >= repair_count) {
-        // Committed on some partitions at most: readers repair the rest.
-        if (!call.status.ok()) FailUnit(*commit_unit[r - repair_count], call.status, call.partition);
-        continue;
-      }
-      for (size_t j = 0; j < round2[r].indices.size(); ++j) {
-        const size_t i = round2[r].indices[j];
-        if (!call.status.ok()) {
-          Fail(*owner[i]->txn, call.status, call.partition);
-          continue;
-        }
-        const wire::GetResult& got = call.results[j];
-        if (!got.found) {
-          // Reclaimed before the repair read (see ReadVersions): retry.
-          Fail(*owner[i]->txn,
-               Aborted("key \"", keys[i], "\" at ts ", need[i], " on ", Where(call.partition),
-                       " is gone (reclaimed before the repair read); retry the read"),
-               call.partition);
-          continue;
-        }
-        results[i] = got;
-        ++stats_.repaired_keys;
-      }
-      holds.push_back(call.hold);
+  if (round2.empty()) return;
+  std::vector<Route> routes(round2.size(), WriteRoute());
+  for (size_t r = 0; r < repair_count; ++r) routes[r] = ReadRoute(round2[r].partition);
+  std::vector<Call> calls;
+  (void)Exchange(round2, calls, routes, run.coalesce);
+  for (size_t r = 0; r < round2.size(); ++r) {
+    if (r < repair_count) {
+      TakeRepair(run, round2[r], calls[r]);
+    } else if (!calls[r].status.ok()) {
+      // Committed on some partitions at most: readers repair the rest.
+      FailUnit(*commit_unit[r - repair_count], calls[r].status, calls[r].partition);
     }
   }
-
 }
 
 Status Client::Impl::ToEveryPartition(wire::MsgType type, std::vector<Call>& calls) {

@@ -209,6 +209,8 @@ class Client::Impl {
   void PlanBatch(std::span<BatchTxn> txns, BatchRun& run);
   void BatchFirstRound(BatchRun& run);
   void BatchSecondRound(BatchRun& run);
+  std::vector<internal::OutgoingRequest> PlanRepairs(BatchRun& run);
+  void TakeRepair(BatchRun& run, const internal::OutgoingRequest& req, const Call& call);
 
  public:
   // COUNT or FLUSH to every partition; the calls answer partition by partition.
