@@ -45,6 +45,7 @@ Result<std::unique_ptr<Proxy>> Proxy::Start(const ClusterConfig& config,
   const uint32_t n = EffectiveProxyWorkers(config, UsableCores());
   shared.worker_count = n;
   shared.waiting_for_locks = std::make_unique<std::atomic<bool>[]>(n);
+  shared.unblock_pending = std::make_unique<std::atomic<bool>[]>(n);
   shared.read_paths = std::make_unique<SharedState::ReadPath[]>(n);
 
   txn::ClientOptions options = client;

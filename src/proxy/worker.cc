@@ -191,6 +191,7 @@ void Worker::Loop() {
     for (int fd : gone) Close(fd);
     if (stopping) break;
     if (client_->unreachable_partitions() > 0) client_->Tick();
+    ApplyUnblocks();  // before the deadlines: an UNBLOCK's answer, not a timeout's
     if (parked_here_ > 0) CheckParked();
     if (sweeper_ != nullptr) Sweep(NowMs());
     Turn();

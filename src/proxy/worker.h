@@ -96,6 +96,21 @@ struct SharedState {
   std::mutex waiters_mutex;
   std::unordered_map<uint32_t, std::vector<Waiter>> waiters;  // guarded by waiters_mutex
   std::atomic<uint64_t> next_waiter_seq{1};
+  // CLIENT UNBLOCK: the sessions whose blocking command waits (parked, or
+  // woken and not yet run again), by session id, with their worker and how
+  // an UNBLOCK asked for them to be answered. The owner erases an entry when
+  // it runs the command again (and enters it anew when it parks again),
+  // answers it or closes the session; an UNBLOCK marks an entry it finds and
+  // pokes the owner (unblock_pending, wake_fds), which answers the command
+  // before its next turn. Guarded by waiters_mutex.
+  enum class Unblock { kNone, kTimeout, kError };
+  struct Blocked {
+    uint32_t worker = 0;
+    Unblock unblock = Unblock::kNone;
+  };
+  std::unordered_map<uint64_t, Blocked> blocked;
+  // Per worker: an UNBLOCK marked one of its sessions (sized before the workers run).
+  std::unique_ptr<std::atomic<bool>[]> unblock_pending;
 
   // CONFIG SET values of the parameters it takes without effect
   // (worker_config.cc), shared by the workers.
@@ -204,6 +219,17 @@ class Worker {
   // Copies the client's read-path counters to SharedState::read_paths.
   void PublishReadPath();
   void Unpark(Session& s);
+  // CLIENT UNBLOCK id [TIMEOUT|ERROR] (any worker).
+  void UnblockClient(const Command& c, resp::Writer& out);
+  // Answers this worker's sessions an UNBLOCK marked (before a turn).
+  void ApplyUnblocks();
+  // A woken blocked command is about to run again: false (and answered) when
+  // an UNBLOCK got to it first.
+  bool ClaimForRun(Session& s);
+  // ClaimForRun's session was not run after all (its lock is held): UNBLOCK
+  // may find it again.
+  void StillBlocked(Session& s);
+  void AnswerUnblocked(Session& s, SharedState::Unblock how);
   // The waiter queues (SharedState::waiters): join or update them at a park,
   // leave them when the blocking command is done, and whether a woken
   // session's turn has come.

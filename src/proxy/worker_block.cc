@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
 #include "proxy/worker_job.h"
 
@@ -66,6 +67,7 @@ void Worker::QueueWaiter(Session& s) {
     std::lock_guard lock(shared_.waiters_mutex);
     const bool first_park = s.park_seq == 0;
     if (first_park) s.park_seq = shared_.next_waiter_seq.fetch_add(1);
+    shared_.blocked[s.id] = {index_, SharedState::Unblock::kNone};
     for (size_t i = 0; i < s.park_slots.size(); ++i) {
       std::vector<SharedState::Waiter>& line = shared_.waiters[s.park_slots[i]];
       if (first_park) {
@@ -88,6 +90,7 @@ void Worker::DequeueWaiter(Session& s) {
   bool others = false;
   {
     std::lock_guard lock(shared_.waiters_mutex);
+    shared_.blocked.erase(s.id);
     for (uint32_t slot : s.park_slots) {
       auto it = shared_.waiters.find(slot);
       if (it == shared_.waiters.end()) continue;
@@ -147,6 +150,79 @@ int Worker::CheckParked() {
   }
   if (next == 0) return -1;
   return static_cast<int>(std::min<uint64_t>(next - now, 1000));
+}
+
+void Worker::UnblockClient(const Command& c, resp::Writer& out) {
+  using Unblock = SharedState::Unblock;
+  Unblock how = Unblock::kTimeout;
+  if (c.args.size() == 4) {
+    const std::string reason = Lower(c.args[3]);
+    if (reason == "error") {
+      how = Unblock::kError;
+    } else if (reason != "timeout") {
+      return out.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+    }
+  }
+  auto id = ParseInt64(c.args[2]);
+  if (!id.ok()) return out.Error("ERR value is not an integer or out of range");
+  std::optional<uint32_t> owner;
+  {
+    std::lock_guard lock(shared_.waiters_mutex);
+    auto it = shared_.blocked.find(static_cast<uint64_t>(*id));
+    if (it != shared_.blocked.end() && it->second.unblock == Unblock::kNone) {
+      it->second.unblock = how;
+      owner = it->second.worker;
+    }
+  }
+  if (!owner.has_value()) return out.Integer(0);  // not blocked, or running its command now
+  shared_.unblock_pending[*owner].store(true);
+  const uint64_t one = 1;
+  (void)!::write(shared_.wake_fds[*owner], &one, sizeof(one));
+  out.Integer(1);
+}
+
+void Worker::ApplyUnblocks() {
+  if (!shared_.unblock_pending[index_].exchange(false)) return;
+  std::unordered_map<uint64_t, SharedState::Unblock> marked;
+  {
+    std::lock_guard lock(shared_.waiters_mutex);
+    for (const auto& [id, b] : shared_.blocked) {
+      if (b.worker == index_ && b.unblock != SharedState::Unblock::kNone) marked.emplace(id, b.unblock);
+    }
+  }
+  for (auto& [fd, s] : sessions_) {
+    auto it = marked.find(s->id);
+    if (it != marked.end() && s->park_started && !s->queue.empty()) AnswerUnblocked(*s, it->second);
+  }
+}
+
+bool Worker::ClaimForRun(Session& s) {
+  auto how = SharedState::Unblock::kNone;
+  {
+    std::lock_guard lock(shared_.waiters_mutex);
+    auto it = shared_.blocked.find(s.id);
+    if (it == shared_.blocked.end()) return true;
+    how = it->second.unblock;
+    shared_.blocked.erase(it);  // running: an UNBLOCK now finds it not blocked
+  }
+  if (how == SharedState::Unblock::kNone) return true;
+  AnswerUnblocked(s, how);
+  return false;
+}
+
+void Worker::StillBlocked(Session& s) {
+  std::lock_guard lock(shared_.waiters_mutex);
+  shared_.blocked[s.id] = {index_, SharedState::Unblock::kNone};
+}
+
+void Worker::AnswerUnblocked(Session& s, SharedState::Unblock how) {
+  if (s.parked) Unpark(s);
+  s.out += how == SharedState::Unblock::kError
+               ? ErrorReply("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+               : TimeoutReply(s.queue.front(), s.protocol);
+  s.queue.pop_front();
+  s.park_started = false;
+  DequeueWaiter(s);
 }
 
 void Worker::WakeParked() {

@@ -194,6 +194,7 @@ void Worker::ClientCommand(Session& s, const Command& c, resp::Writer& out) {
     return out.Bulk(all);
   }
   if ((sub == "no-evict" || sub == "no-touch") && a.size() == 3) return out.Simple("OK");
+  if (sub == "unblock" && (a.size() == 3 || a.size() == 4)) return UnblockClient(c, out);
   out.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", a[1],
                    "'. Try CLIENT HELP."));
 }

@@ -83,7 +83,12 @@ std::vector<Worker::Job> Worker::TakeJobs() {
   std::sort(ready.begin(), ready.end(), [](const Session* a, const Session* b) {
     return a->queue.front().arrival < b->queue.front().arrival;
   });
-  for (Session* s : woken) take(*s);
+  for (Session* s : woken) {
+    if (!ClaimForRun(*s)) continue;  // answered: a CLIENT UNBLOCK came first
+    const size_t queued = s->queue.size();
+    take(*s);
+    if (s->queue.size() == queued) StillBlocked(*s);  // a lock kept it for a later turn
+  }
   for (Session* s : ready) {
     if (jobs.size() >= max) break;
     take(*s);
