@@ -128,6 +128,8 @@ constexpr CommandSpec kCommands[] = {
     {"smembers", 2, K::kRead, 1, 1, 1, i::SMembers},
     {"smismember", -3, K::kRead, 1, 1, 1, i::SMIsMember},
     {"smove", 4, K::kWrite, 1, 2, 1, i::SMove},
+    {"sort", -2, K::kWrite, 0, 0, 1, i::Sort, nullptr, i::SortKeys},
+    {"sort_ro", -2, K::kRead, 1, 1, 1, i::SortRo},
     {"spop", -2, K::kWrite, 1, 1, 1, i::SPop},
     {"srandmember", -2, K::kRead, 1, 1, 1, i::SRandMember},
     {"srem", -3, K::kWrite, 1, 1, 1, i::SRem},

@@ -4,7 +4,7 @@
 // commands_copy.cc, hashes in commands_hashes.cc, sets in commands_sets.cc,
 // lists in commands_lists.cc, sorted sets in commands_zsets.cc,
 // commands_zranges.cc and commands_zsetops.cc, the blocking and multi-key
-// pops in commands_blocking.cc.
+// pops in commands_blocking.cc, SORT in commands_sort.cc.
 #pragma once
 
 #include <cctype>
@@ -175,6 +175,10 @@ RAMPART_PROXY_APPLY(LTrim);
 RAMPART_PROXY_APPLY(LPos);
 RAMPART_PROXY_APPLY(LMove);
 RAMPART_PROXY_APPLY(RPopLPush);
+// SORT and SORT_RO: commands_sort.cc.
+RAMPART_PROXY_APPLY(Sort);
+RAMPART_PROXY_APPLY(SortRo);
+std::vector<std::string_view> SortKeys(Args args);  // the key, and STORE's destination
 #undef RAMPART_PROXY_APPLY
 
 bool SetNeedsRead(Args args);

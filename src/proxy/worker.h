@@ -264,6 +264,7 @@ class Worker {
   void Hello(Session& s, const Command& c, resp::Writer& out);
   void ClientCommand(Session& s, const Command& c, resp::Writer& out);
   void CommandCommand(const Command& c, resp::Writer& out);
+  void CommandGetKeys(const Command& c, resp::Writer& out);
   // worker_config.cc.
   void ConfigCommand(const Command& c, resp::Writer& out);
   void FunctionCommand(const Command& c, resp::Writer& out);

@@ -248,7 +248,29 @@ void Worker::CommandCommand(const Command& c, resp::Writer& out) {
     for (const CommandSpec& spec : all) out.Bulk(spec.name);
     return;
   }
+  if (sub == "getkeys") {
+    if (a.size() < 4) return out.Error("ERR wrong number of arguments for 'command|getkeys' command");
+    return CommandGetKeys(c, out);
+  }
   out.Error(StrCat("ERR unknown subcommand '", a[1], "'. Try COMMAND HELP."));
+}
+
+// COMMAND GETKEYS command [arg ...]: the keys the proxy locks and reads
+// for it (KeysOf), with Redis's errors.
+void Worker::CommandGetKeys(const Command& c, resp::Writer& out) {
+  const CommandSpec* spec = FindCommand(c.args[2]);
+  if (spec == nullptr) return out.Error("ERR Invalid command specified");
+  if (spec->first_key == 0 && spec->keys_of == nullptr) {
+    return out.Error("ERR The command has no key arguments");
+  }
+  const std::vector<std::string_view> args(c.args.begin() + 2, c.args.end());
+  if (!CheckArity(*spec, args).empty()) {
+    return out.Error("ERR Invalid number of arguments specified for command");
+  }
+  const std::vector<std::string_view> keys = KeysOf(*spec, args);
+  if (keys.empty()) return out.Error("ERR Invalid arguments specified for command");
+  out.Array(keys.size());
+  for (std::string_view k : keys) out.Bulk(k);
 }
 
 void Worker::ServerCommand(Session& s, const Command& c, std::string& reply) {
