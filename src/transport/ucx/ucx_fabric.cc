@@ -222,11 +222,20 @@ constexpr size_t kEagerMessageBytes = 256 * 1024;
 
 Status UcxFabric::InitWorker(UcxWorker& w, const std::string& tls) {
   w.fabric = this;
+  // UCX reads its variables when the context and when the worker is created.
   ScopedUcxEnvironment environment(tls);
+  RAMPART_RETURN_IF_ERROR(CreateContext(w, tls));
+  return CreateWorker(w);
+}
+
+// The worker's UCP context, configured from rampart's options and UCX_*
+// variables (the variables win). REQUIRES: the caller holds a
+// ScopedUcxEnvironment (InitWorker).
+Status UcxFabric::CreateContext(UcxWorker& w, const std::string& tls) {
   ucp_config_t* config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
   if (st != UCS_OK) return UcxError("ucp_config_read", st);
-  // `environment` holds UcxEnvironmentMutex: getenv is safe here.
+  // The caller's ScopedUcxEnvironment holds UcxEnvironmentMutex: getenv is safe here.
   auto modify = [&](const char* env, const char* key, const std::string& value) -> Status {
     if (value.empty() || (env != nullptr && std::getenv(env) != nullptr)) return Status();
     ucs_status_t s = ucp_config_modify(config, key, value.c_str());
@@ -274,11 +283,16 @@ Status UcxFabric::InitWorker(UcxWorker& w, const std::string& tls) {
   }
   ucp_config_release(config);
   if (st != UCS_OK) return UcxError(StrCat("ucp_init (", w.role, ")"), st);
+  return Status();
+}
 
+// The UCP worker of w's context: its event fd in the fabric's epoll set and
+// rampart's three active-message handlers. REQUIRES: as CreateContext.
+Status UcxFabric::CreateWorker(UcxWorker& w) {
   ucp_worker_params_t wparams{};
   wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
   wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
-  st = ucp_worker_create(w.context, &wparams, &w.worker);
+  ucs_status_t st = ucp_worker_create(w.context, &wparams, &w.worker);
   if (st != UCS_OK) return UcxError("ucp_worker_create", st);
   st = ucp_worker_get_efd(w.worker, &w.event_fd);
   if (st != UCS_OK) return UcxError("ucp_worker_get_efd", st);

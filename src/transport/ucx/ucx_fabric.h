@@ -199,6 +199,8 @@ class UcxFabric final : public Fabric {
   Status Init();
   // Creates `w`'s context (transports `tls`; empty: UCX's default) and worker.
   Status InitWorker(UcxWorker& w, const std::string& tls);
+  Status CreateContext(UcxWorker& w, const std::string& tls);
+  Status CreateWorker(UcxWorker& w);
   void DestroyWorker(UcxWorker& w);
   // The worker that reaches `host`: the same-host one for an address of this
   // network namespace, the network one (created now if needed) otherwise.
