@@ -64,3 +64,42 @@ def test_unblock_refuses_bad_arguments_and_answers_0_for_a_client_not_blocked(re
         assert c.call("CLIENT", "UNBLOCK", own) == 0  # itself: running, not blocked
         assert c.call("CLIENT", "UNBLOCK", "999999999") == 0  # no such client
         assert r.execute_command("CLIENT", "UNBLOCK", own) == 0  # idle, not blocked
+
+
+def test_a_push_pipelined_before_the_unblock_serves_the_blocked_client_first(redis_target, r, key):
+    """Redis serves a blocked client within the push that makes its key
+    ready, so an UNBLOCK the same client sends right after the push finds
+    it no longer blocked (0) and the element went to it. The proxy took the
+    UNBLOCK (a connection command) before the turn's push ran, answered the
+    blocked client with a null and left the element in the list."""
+    lst = key("list")
+    base = blocked_clients(r)
+    with Raw(redis_target) as blocked, Raw(redis_target) as pusher:
+        cid = blocked.call("CLIENT", "ID")
+        blocked.send(encode("BLPOP", lst, "0"))
+        wait_blocked_clients(r, base + 1)
+        pusher.send(encode("LPUSH", lst, "x") + encode("CLIENT", "UNBLOCK", cid))
+        assert pusher.reply() == 1
+        assert pusher.reply() == 0
+        assert blocked.reply() == [lst.encode(), b"x"]
+    assert r.llen(lst) == 0
+
+
+def test_every_blocking_command_times_out_with_a_null_array(redis_target, r, key):
+    """Redis 7.0 answers a timeout (and CLIENT UNBLOCK's TIMEOUT) with a
+    null array for every blocking command, BLMOVE and BRPOPLPUSH too (its
+    replyToBlockedClientTimedOut); the proxy sent those two a null bulk."""
+    a, b = key("a"), key("b")
+    commands = [("BLPOP", a, "0.05"), ("BRPOP", a, "0.05"), ("BLMOVE", a, b, "LEFT", "RIGHT", "0.05"),
+                ("BRPOPLPUSH", a, b, "0.05"), ("BZPOPMIN", a, "0.05"), ("BZPOPMAX", a, "0.05"),
+                ("BLMPOP", "0.05", "1", a, "LEFT"), ("BZMPOP", "0.05", "1", a, "MIN")]
+    with Raw(redis_target) as c:
+        for command in commands:
+            c.send(encode(*command))
+            assert c.line() == b"*-1", command
+        base = blocked_clients(r)
+        cid = c.call("CLIENT", "ID")
+        c.send(encode("BLMOVE", a, b, "LEFT", "RIGHT", "0"))
+        wait_blocked_clients(r, base + 1)
+        assert r.execute_command("CLIENT", "UNBLOCK", cid) == 1
+        assert c.line() == b"*-1"

@@ -151,3 +151,29 @@ def test_command_getkeys_names_sorts_source_and_destination(redis_target):
                               (("GET", "a", "b"), "ERR Invalid number of arguments specified for command"),
                               (("GET",), "ERR wrong number of arguments for 'command|getkeys' command")]:
             assert error_text(getkeys(*args)) == message, args
+
+
+def test_patterns_naming_impossible_keys_find_nothing(r, key):
+    """A key a pattern builds from an element may be longer than any key can
+    be, or start with the bytes the proxy keeps for collection pages: Redis
+    finds no such key (nil); the proxy must not send the read (it failed the
+    whole command with a backend error) nor read its own pages."""
+    lst, big = key("list"), key("big")
+    long_element, internal = "e" * 1100, "\x00\x01internal"
+    r.rpush(lst, long_element, internal, "short")
+    r.set(key("w_short"), "5")
+    r.hset(big, mapping={f"f{i}": "x" * 100 for i in range(100)})  # a paged hash: page keys exist
+    assert r.sort(lst, by="nosort", get="*") == [None, None, None]
+    assert r.sort(lst, by=key("w_*"), get=["#", key("w_*")]) == [
+        internal, None, long_element, None, "short", "5"]
+    alpha = r.sort(lst, by=key("w_*"), alpha=True)
+    assert set(alpha[:2]) == {long_element, internal} and alpha[2] == "short"
+
+
+def test_a_constant_by_stays_constant(r, key):
+    lst = key("list")
+    r.rpush(lst, "3", "1", "2")
+    r.set(key("w_1"), "9")
+    assert r.sort(lst, by="nosort") == ["3", "1", "2"]
+    assert r.execute_command("SORT", lst, "BY", "nosort", "BY", key("w_*")) == ["3", "1", "2"]
+    assert r.execute_command("SORT", lst, "BY", key("w_*"), "BY", "nosort") == ["3", "1", "2"]

@@ -223,11 +223,10 @@ std::vector<std::string_view> KeysOf(const CommandSpec& spec, Args args) {
 }
 
 const BlockingRule* BlockingOf(const CommandSpec& spec) {
-  static constexpr BlockingRule kLast{}, kFirst{.timeout_first = true},
-      kNullBulk{.null_array = false};
+  static constexpr BlockingRule kLast{}, kFirst{.timeout_first = true};
   static constexpr std::pair<std::string_view, const BlockingRule*> kBlocking[] = {
-      {"blmove", &kNullBulk}, {"blmpop", &kFirst},   {"blpop", &kLast},    {"brpop", &kLast},
-      {"brpoplpush", &kNullBulk}, {"bzmpop", &kFirst}, {"bzpopmax", &kLast}, {"bzpopmin", &kLast}};
+      {"blmove", &kLast},      {"blmpop", &kFirst}, {"blpop", &kLast},    {"brpop", &kLast},
+      {"brpoplpush", &kLast}, {"bzmpop", &kFirst}, {"bzpopmax", &kLast}, {"bzpopmin", &kLast}};
   for (const auto& [name, rule] : kBlocking) {
     if (name == spec.name) return rule;
   }

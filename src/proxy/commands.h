@@ -61,10 +61,11 @@ bool NeedsRead(const CommandSpec& spec, Args args);
 // The blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN,
 // BZPOPMAX, BZMPOP): they may park their session (worker_block.cc), so they
 // neither lead nor join another job of their keys. What the worker needs to
-// know of them: where their timeout is and what they answer when it is up.
+// know of them: where their timeout is. (At the timeout every one answers a
+// null array, BLMOVE and BRPOPLPUSH too, as Redis 7.0's
+// replyToBlockedClientTimedOut does; `_` in RESP3.)
 struct BlockingRule {
   bool timeout_first = false;  // the first argument (BLMPOP, BZMPOP), else the last
-  bool null_array = true;      // a null array at the timeout, else a null bulk (BLMOVE, BRPOPLPUSH)
 };
 // The rule of a blocking command, or nullptr for any other.
 const BlockingRule* BlockingOf(const CommandSpec& spec);

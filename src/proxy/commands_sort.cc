@@ -23,9 +23,14 @@
 
 #include "proxy/collection.h"
 #include "proxy/commands_internal.h"
+#include "proxy/internal_keys.h"
 
 namespace rampart::proxy::internal {
 namespace {
+
+// Where Redis looks for '*' and "->": up to the first NUL (strchr, strstr).
+std::string_view Searchable(std::string_view pattern) { return pattern.substr(0, pattern.find('\0')); }
+bool HasStar(std::string_view pattern) { return Searchable(pattern).find('*') != std::string_view::npos; }
 
 struct SortOptions {
   bool desc = false;
@@ -58,7 +63,8 @@ Result<SortOptions> ParseSortOptions(Args args, bool read_only) {
       o.store = args[++j];
     } else if (EqualsNoCase(a, "by") && left >= 1) {
       o.by = args[++j];
-      o.dont_sort = o.by->find('*') == std::string_view::npos;
+      // Once constant, always (Redis sets dontsort and never clears it).
+      o.dont_sort = o.dont_sort || !HasStar(*o.by);
     } else if (EqualsNoCase(a, "get") && left >= 1) {
       o.gets.push_back(args[++j]);
     } else {
@@ -77,17 +83,23 @@ Result<std::optional<std::string>> LookupByPattern(DataView& data, std::string_v
                                                    std::string_view element) {
   using Found = std::optional<std::string>;
   if (pattern == "#") return Found(std::string(element));
-  const size_t star = pattern.find('*');
+  const std::string_view searchable = Searchable(pattern);
+  const size_t star = searchable.find('*');
   if (star == std::string_view::npos) return Found();
   size_t key_end = pattern.size();
   std::string_view field;
-  if (size_t arrow = pattern.find("->", star + 1);
-      arrow != std::string_view::npos && arrow + 2 < pattern.size()) {
+  if (size_t arrow = searchable.find("->", star + 1);
+      arrow != std::string_view::npos && arrow + 2 < searchable.size()) {
     field = pattern.substr(arrow + 2);
     key_end = arrow;
   }
   std::string key(pattern.substr(0, star));
   key.append(element).append(pattern.substr(star + 1, key_end - star - 1));
+  // A key the proxy would refuse (too long, or a collection page's) holds
+  // nothing a user wrote.
+  if (key.empty() || key.size() > data.max_key_bytes() || key.starts_with(kInternalPrefix)) {
+    return Found();
+  }
   RAMPART_ASSIGN_OR_RETURN(auto raw, data.Raw(key));
   if (!raw.has_value()) return Found();
   RAMPART_ASSIGN_OR_RETURN(auto value, data.Find(key));

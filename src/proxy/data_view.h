@@ -14,6 +14,7 @@
 // Thread-safety: belongs to one job of one worker.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -81,6 +82,12 @@ class DataView {
   void KeepDecoded(std::string_view name, uint64_t generation, std::unique_ptr<TreeNode> node);
   std::unique_ptr<TreeNode> TakeDecoded(std::string_view name, uint64_t generation);
 
+  // The longest key a command may name beyond its declared ones (SORT's
+  // BY/GET patterns): a longer one cannot exist (the worker refuses it as a
+  // declared key), so it is not asked for. Unlimited unless set.
+  void set_max_key_bytes(size_t n) { max_key_bytes_ = n; }
+  size_t max_key_bytes() const { return max_key_bytes_; }
+
   // A pseudo-random number (SPOP, SRANDMEMBER, new collection ids).
   uint64_t Random();
 
@@ -110,6 +117,7 @@ class DataView {
  private:
   uint64_t now_ms_;
   uint64_t random_;
+  size_t max_key_bytes_ = SIZE_MAX;
   // Sets the key's bytes (nullopt: absent) under a new generation.
   std::map<std::string, Entry, std::less<>>::iterator Set(std::string_view key,
                                                          std::optional<std::string> stored,

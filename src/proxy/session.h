@@ -31,6 +31,10 @@ struct Command {
   std::vector<std::string_view> Views() const { return {args.begin(), args.end()}; }
 };
 
+// CLIENT UNBLOCK's ask: answer a blocked command as at its timeout, or with
+// -UNBLOCKED (kNone: no ask).
+enum class Unblock : uint8_t { kNone, kTimeout, kError };
+
 struct Session {
   int fd = -1;
   uint64_t id = 0;
@@ -78,6 +82,10 @@ struct Session {
   std::vector<uint32_t> park_slots;
   std::vector<uint32_t> park_epochs;
   uint64_t park_seq = 0;  // its place among the blocked clients (0: none)
+  // An UNBLOCK that came after a write woke the command, or while it ran
+  // again: the run goes ahead (the write came first), and if it parks the
+  // command again it is answered so instead (Worker::Park).
+  Unblock unblock = Unblock::kNone;
 
   // Close once `out` is written (QUIT, a protocol error).
   bool closing = false;

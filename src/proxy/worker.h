@@ -103,10 +103,13 @@ struct SharedState {
   // answers it or closes the session; an UNBLOCK marks an entry it finds and
   // pokes the owner (unblock_pending, wake_fds), which answers the command
   // before its next turn. Guarded by waiters_mutex.
-  enum class Unblock { kNone, kTimeout, kError };
   struct Blocked {
     uint32_t worker = 0;
     Unblock unblock = Unblock::kNone;
+    // Its place in line and its keys' lock slots with their write epochs when
+    // it parked: a write since, with no older waiter ahead, is serving it.
+    uint64_t seq = 0;
+    std::vector<uint32_t> slots, epochs;
   };
   std::unordered_map<uint64_t, Blocked> blocked;
   // Per worker: an UNBLOCK marked one of its sessions (sized before the workers run).
@@ -148,6 +151,9 @@ class Worker {
   void WriteTo(Session& s);
   void Close(int fd);
   bool Runnable(const Session& s) const;
+  // The longest user key: a collection's pages live at the key plus
+  // kPageKeyOverhead bytes, within kv.max_key_bytes.
+  size_t MaxUserKeyBytes() const;
 
   // Taking a turn's jobs (worker_take.cc).
   std::vector<Job> TakeJobs();
@@ -223,19 +229,28 @@ class Worker {
   void UnblockClient(const Command& c, resp::Writer& out);
   // Answers this worker's sessions an UNBLOCK marked (before a turn).
   void ApplyUnblocks();
-  // A woken blocked command is about to run again: false (and answered) when
-  // an UNBLOCK got to it first.
-  bool ClaimForRun(Session& s);
+  // A woken blocked command is about to run again: UNBLOCK finds it not
+  // blocked from now on, and a mark already made goes with the run
+  // (Session::unblock).
+  void ClaimForRun(Session& s);
   // ClaimForRun's session was not run after all (its lock is held): UNBLOCK
   // may find it again.
   void StillBlocked(Session& s);
-  void AnswerUnblocked(Session& s, SharedState::Unblock how);
+  void AnswerUnblocked(Session& s, Unblock how);
+  bool WrittenSinceParked(const Session& s) const;
   // The waiter queues (SharedState::waiters): join or update them at a park,
   // leave them when the blocking command is done, and whether a woken
   // session's turn has come.
   void QueueWaiter(Session& s);
   void DequeueWaiter(Session& s);
   bool FirstInLine(const Session& s);
+  // FirstInLine's test, and whether a write reached the slots since `epochs`.
+  // REQUIRES: shared_.waiters_mutex held.
+  bool FirstInLineLocked(uint64_t seq, const std::vector<uint32_t>& slots) const;
+  bool BeingServedLocked(const SharedState::Blocked& b) const;
+  // Enters (or enters again) the session in shared_.blocked with `unblock`.
+  // REQUIRES: shared_.waiters_mutex held.
+  void RegisterBlockedLocked(const Session& s, Unblock unblock);
   void ApplyCommands(Job& job);
   static void ApplyTo(Job& job, DataView& view);
   // Guesses, from page_cache_, the pages the job's commands will need, so

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <optional>
+#include <utility>
 
 #include "proxy/worker_job.h"
 
@@ -29,16 +30,13 @@ uint64_t DeadlineOf(const Command& c, uint64_t now_ms) {
   return now_ms + static_cast<uint64_t>(std::ceil(seconds * 1000));
 }
 
-// What a blocking command answers when its time is up.
-std::string TimeoutReply(const Command& c, int protocol) {
+// What a blocking command answers when its time is up (or an UNBLOCK
+// TIMEOUT ends it): a null array, whatever the command.
+std::string TimeoutReply(int protocol) {
   std::string out;
   resp::Writer w(&out);
   w.SetProtocol(protocol);
-  if (BlockingOf(*c.spec)->null_array) {
-    w.NullArray();
-  } else {
-    w.Null();
-  }
+  w.NullArray();
   return out;
 }
 
@@ -47,6 +45,11 @@ std::string TimeoutReply(const Command& c, int protocol) {
 void Worker::Park(Job& job) {
   Session& s = *job.session;
   Command& c = job.commands[0];
+  if (s.unblock != Unblock::kNone) {  // an UNBLOCK came while it ran again
+    s.queue.push_front(std::move(c));
+    AnswerUnblocked(s, s.unblock);
+    return;
+  }
   s.park_slots = shared_.locks.SlotsOf(KeysOf(*c.spec, c.Views()));
   s.park_epochs.clear();
   for (uint32_t slot : s.park_slots) s.park_epochs.push_back(shared_.locks.Epoch(slot));
@@ -67,7 +70,7 @@ void Worker::QueueWaiter(Session& s) {
     std::lock_guard lock(shared_.waiters_mutex);
     const bool first_park = s.park_seq == 0;
     if (first_park) s.park_seq = shared_.next_waiter_seq.fetch_add(1);
-    shared_.blocked[s.id] = {index_, SharedState::Unblock::kNone};
+    RegisterBlockedLocked(s, Unblock::kNone);
     for (size_t i = 0; i < s.park_slots.size(); ++i) {
       std::vector<SharedState::Waiter>& line = shared_.waiters[s.park_slots[i]];
       if (first_park) {
@@ -108,16 +111,32 @@ void Worker::DequeueWaiter(Session& s) {
 
 bool Worker::FirstInLine(const Session& s) {
   std::lock_guard lock(shared_.waiters_mutex);
-  for (uint32_t slot : s.park_slots) {
+  return FirstInLineLocked(s.park_seq, s.park_slots);
+}
+
+bool Worker::FirstInLineLocked(uint64_t seq, const std::vector<uint32_t>& slots) const {
+  for (uint32_t slot : slots) {
     auto it = shared_.waiters.find(slot);
     if (it == shared_.waiters.end()) continue;
     const uint32_t now = shared_.locks.Epoch(slot);
     for (const SharedState::Waiter& w : it->second) {
-      if (w.seq == s.park_seq) break;
+      if (w.seq == seq) break;
       if (w.ran_epoch != now) return false;  // an older waiter has not seen this write yet
     }
   }
   return true;
+}
+
+bool Worker::BeingServedLocked(const SharedState::Blocked& b) const {
+  bool written = false;
+  for (size_t i = 0; i < b.slots.size(); ++i) {
+    written = written || shared_.locks.Epoch(b.slots[i]) != b.epochs[i];
+  }
+  return written && FirstInLineLocked(b.seq, b.slots);
+}
+
+void Worker::RegisterBlockedLocked(const Session& s, Unblock unblock) {
+  shared_.blocked[s.id] = {index_, unblock, s.park_seq, s.park_slots, s.park_epochs};
 }
 
 void Worker::Unpark(Session& s) {
@@ -132,15 +151,11 @@ int Worker::CheckParked() {
   for (auto& [fd, sp] : sessions_) {
     Session& s = *sp;
     if (!s.parked) continue;
-    bool written = false;
-    for (size_t i = 0; i < s.park_slots.size(); ++i) {
-      written = written || shared_.locks.Epoch(s.park_slots[i]) != s.park_epochs[i];
-    }
-    if (written && FirstInLine(s)) {
+    if (WrittenSinceParked(s) && FirstInLine(s)) {
       Unpark(s);  // runs again in the next turn
     } else if (s.park_deadline_ms != 0 && now >= s.park_deadline_ms) {
       Unpark(s);
-      s.out += TimeoutReply(s.queue.front(), s.protocol);
+      s.out += TimeoutReply(s.protocol);
       s.queue.pop_front();
       s.park_started = false;
       DequeueWaiter(s);
@@ -153,7 +168,6 @@ int Worker::CheckParked() {
 }
 
 void Worker::UnblockClient(const Command& c, resp::Writer& out) {
-  using Unblock = SharedState::Unblock;
   Unblock how = Unblock::kTimeout;
   if (c.args.size() == 4) {
     const std::string reason = Lower(c.args[3]);
@@ -169,7 +183,10 @@ void Worker::UnblockClient(const Command& c, resp::Writer& out) {
   {
     std::lock_guard lock(shared_.waiters_mutex);
     auto it = shared_.blocked.find(static_cast<uint64_t>(*id));
-    if (it != shared_.blocked.end() && it->second.unblock == Unblock::kNone) {
+    // A client a write has reached is being served (Redis served it within
+    // the write): not blocked any more.
+    if (it != shared_.blocked.end() && it->second.unblock == Unblock::kNone &&
+        !BeingServedLocked(it->second)) {
       it->second.unblock = how;
       owner = it->second.worker;
     }
@@ -183,43 +200,55 @@ void Worker::UnblockClient(const Command& c, resp::Writer& out) {
 
 void Worker::ApplyUnblocks() {
   if (!shared_.unblock_pending[index_].exchange(false)) return;
-  std::unordered_map<uint64_t, SharedState::Unblock> marked;
+  std::unordered_map<uint64_t, Unblock> marked;
   {
     std::lock_guard lock(shared_.waiters_mutex);
     for (const auto& [id, b] : shared_.blocked) {
-      if (b.worker == index_ && b.unblock != SharedState::Unblock::kNone) marked.emplace(id, b.unblock);
+      if (b.worker == index_ && b.unblock != Unblock::kNone) marked.emplace(id, b.unblock);
     }
   }
-  for (auto& [fd, s] : sessions_) {
-    auto it = marked.find(s->id);
-    if (it != marked.end() && s->park_started && !s->queue.empty()) AnswerUnblocked(*s, it->second);
+  for (auto& [fd, sp] : sessions_) {
+    Session& s = *sp;
+    auto it = marked.find(s.id);
+    if (it == marked.end() || !s.park_started || s.queue.empty()) continue;
+    if (!s.parked || (WrittenSinceParked(s) && FirstInLine(s))) {
+      // A write woke it before the UNBLOCK came: Redis would have served it
+      // within that write. It runs; the mark holds if it parks again.
+      ClaimForRun(s);
+      continue;
+    }
+    AnswerUnblocked(s, it->second);
   }
 }
 
-bool Worker::ClaimForRun(Session& s) {
-  auto how = SharedState::Unblock::kNone;
-  {
-    std::lock_guard lock(shared_.waiters_mutex);
-    auto it = shared_.blocked.find(s.id);
-    if (it == shared_.blocked.end()) return true;
-    how = it->second.unblock;
-    shared_.blocked.erase(it);  // running: an UNBLOCK now finds it not blocked
+void Worker::ClaimForRun(Session& s) {
+  std::lock_guard lock(shared_.waiters_mutex);
+  auto it = shared_.blocked.find(s.id);
+  if (it == shared_.blocked.end()) return;
+  if (it->second.unblock != Unblock::kNone) s.unblock = it->second.unblock;
+  shared_.blocked.erase(it);  // running: an UNBLOCK now finds it not blocked
+}
+
+bool Worker::WrittenSinceParked(const Session& s) const {
+  for (size_t i = 0; i < s.park_slots.size(); ++i) {
+    if (shared_.locks.Epoch(s.park_slots[i]) != s.park_epochs[i]) return true;
   }
-  if (how == SharedState::Unblock::kNone) return true;
-  AnswerUnblocked(s, how);
   return false;
 }
 
 void Worker::StillBlocked(Session& s) {
+  const Unblock mark = std::exchange(s.unblock, Unblock::kNone);
   std::lock_guard lock(shared_.waiters_mutex);
-  shared_.blocked[s.id] = {index_, SharedState::Unblock::kNone};
+  RegisterBlockedLocked(s, mark);
+  if (mark != Unblock::kNone) shared_.unblock_pending[index_].store(true);
 }
 
-void Worker::AnswerUnblocked(Session& s, SharedState::Unblock how) {
+void Worker::AnswerUnblocked(Session& s, Unblock how) {
+  s.unblock = Unblock::kNone;
   if (s.parked) Unpark(s);
-  s.out += how == SharedState::Unblock::kError
+  s.out += how == Unblock::kError
                ? ErrorReply("UNBLOCKED client unblocked via CLIENT UNBLOCK")
-               : TimeoutReply(s.queue.front(), s.protocol);
+               : TimeoutReply(s.protocol);
   s.queue.pop_front();
   s.park_started = false;
   DequeueWaiter(s);

@@ -84,7 +84,7 @@ std::vector<Worker::Job> Worker::TakeJobs() {
     return a->queue.front().arrival < b->queue.front().arrival;
   });
   for (Session* s : woken) {
-    if (!ClaimForRun(*s)) continue;  // answered: a CLIENT UNBLOCK came first
+    ClaimForRun(*s);
     const size_t queued = s->queue.size();
     take(*s);
     if (s->queue.size() == queued) StillBlocked(*s);  // a lock kept it for a later turn
@@ -95,6 +95,10 @@ std::vector<Worker::Job> Worker::TakeJobs() {
   }
   if (sweeper_ != nullptr) take(*sweeper_);
   return jobs;
+}
+
+size_t Worker::MaxUserKeyBytes() const {
+  return shared_.config.kv.max_key_bytes - kPageKeyOverhead;
 }
 
 bool Worker::Woken(const Session& s) const {
@@ -120,7 +124,7 @@ std::string Worker::CheckCommand(const Session& s, const Command& c) const {
   if (std::string arity = CheckArity(*c.spec, views); !arity.empty()) return arity;
   if (s.internal) return "";
   // A collection's pages live at the key plus kPageKeyOverhead bytes.
-  const uint64_t max_key = shared_.config.kv.max_key_bytes - kPageKeyOverhead;
+  const uint64_t max_key = MaxUserKeyBytes();
   for (std::string_view key : KeysOf(*c.spec, views)) {
     if (key.empty()) return "ERR rampart: empty keys are not supported";
     if (key.size() > max_key) {
@@ -177,6 +181,12 @@ bool Worker::TakeCommand(Session& s, std::vector<Job>& jobs, TurnState& state) {
   }
   switch (kind) {
     case CommandKind::kConnection: {
+      // CLIENT UNBLOCK acts on other sessions: it waits for this session's
+      // writes of the turn (an LPUSH pipelined before it serves the blocked
+      // client first, as in Redis).
+      if (state.wrote && name == "client" && c.args.size() > 1 && Lower(c.args[1]) == "unblock") {
+        return false;
+      }
       std::string reply;
       ConnectionCommand(s, c, reply);
       Answer(s, jobs, std::move(reply));

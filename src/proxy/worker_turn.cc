@@ -29,6 +29,7 @@ void Worker::Turn() {
       // command of the same session (a BLPOP behind a pipelined PING) parked
       // in this turn: it keeps its place in line, its deadline and `woken`.
       j.session->park_started = false;
+      j.session->unblock = Unblock::kNone;  // served: an UNBLOCK during the run came too late
       DequeueWaiter(*j.session);
     }
     if (!j.replied) answers.push_back(&j);  // else ReplyToReaders sent it
@@ -215,6 +216,7 @@ Worker::RoundTrip Worker::PlaceFirstRound(std::vector<Job>& jobs, uint64_t now) 
       first.owners.push_back(&j);
     } else if (j.kind == Job::Kind::kWrite) {
       j.view.emplace(now, j.seed);
+      j.view->set_max_key_bytes(MaxUserKeyBytes());
       ApplyCommands(j);
       txn::BatchTxn txn;
       if (std::string error = PlaceWrites(j, txn); !error.empty()) {
@@ -303,6 +305,7 @@ void Worker::FinishJobs(std::vector<Job>& jobs) {
 bool Worker::ApplyReads(Job& job, txn::BatchTxn& txn, uint64_t now) {
   job.read_ts = txn.read_ts;
   job.view.emplace(now, job.seed);
+  job.view->set_max_key_bytes(MaxUserKeyBytes());
   for (size_t k = 0; k < txn.reads.size(); ++k) {
     page_cache_.Offer(txn.reads[k].key, txn.values[k]);
     job.view->Seed(txn.reads[k].key, std::move(txn.values[k]));
@@ -377,6 +380,7 @@ void Worker::Predict(Job& job, uint64_t now) {
   // pages they took from it and those it lacks are what the first round
   // reads besides the declared keys.
   DataView view(now, job.seed);
+  view.set_max_key_bytes(MaxUserKeyBytes());
   auto seed = [&](std::string_view k) {
     const std::string* v = page_cache_.Find(k);
     view.Seed(k, v != nullptr ? std::optional<std::string>(*v) : std::nullopt);
