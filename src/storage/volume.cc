@@ -3,7 +3,9 @@
 #include "storage/volume.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 #include "storage/parity.h"
@@ -53,6 +55,10 @@ Result<std::unique_ptr<Volume>> Volume::Open(const ClusterConfig& config, const 
   return std::unique_ptr<Volume>(new Volume(std::move(impl)));
 }
 
+// Volume::Impl::Connect: attempts per storage node, and the pause between.
+constexpr int kConnectAttempts = 3;
+constexpr std::chrono::milliseconds kConnectRetryPause{100};
+
 Status Volume::Impl::Connect(const ClusterConfig& config) {
   geometry = IntentGeometryFor(layout);
   RAMPART_ASSIGN_OR_RETURN(transport::FabricOptions fo, transport::FabricOptionsFromConfig(config));
@@ -90,6 +96,13 @@ Status Volume::Impl::Connect(const ClusterConfig& config) {
   }
   for (uint32_t n = 0; n < layout.node_count(); ++n) {
     Status st = ConnectNode(n);
+    // A connection refused or reset at once can be a node still closing a
+    // killed client's connections: tried again briefly before the node
+    // counts as down, which would leave its dirty stripes unresynced.
+    for (int attempt = 1; attempt < kConnectAttempts && st.code() == StatusCode::kUnavailable; ++attempt) {
+      std::this_thread::sleep_for(kConnectRetryPause);
+      st = ConnectNode(n);
+    }
     if (st.code() == StatusCode::kFailedPrecondition) return st;
     if (!st.ok()) {
       spdlog::warn("volume: storage node {} ({}:{}) is down: {}", nodes[n].id, nodes[n].host,
