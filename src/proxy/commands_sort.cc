@@ -114,30 +114,36 @@ Result<std::optional<std::string>> LookupByPattern(DataView& data, std::string_v
 }
 
 // The elements of the list, set or sorted set at `key` in its own order
-// (a set's by bytes, a sorted set's by score); empty when there is none.
-Result<std::vector<std::string>> Elements(DataView& data, std::string_view key) {
-  std::vector<std::string> out;
+// (a set's by bytes, a sorted set's by score), and its Redis type; none
+// (type kString) when there is no key.
+struct Source {
+  ValueType type = ValueType::kString;
+  std::vector<std::string> elements;
+};
+Result<Source> ReadSource(DataView& data, std::string_view key) {
+  Source source;
   RAMPART_ASSIGN_OR_RETURN(auto found, data.Find(key));
-  if (!found.has_value()) return out;
+  if (!found.has_value()) return source;
   const ValueType type = RedisTypeOf(found->type);
   if (type != ValueType::kList && type != ValueType::kPagedSet && type != ValueType::kPagedZset) {
     return InvalidArgument(kWrongType);
   }
+  source.type = type;
   RAMPART_ASSIGN_OR_RETURN(Collection c, Collection::Open(data, key, type));
   PageTree& order = c.tree(type == ValueType::kPagedZset ? kByScore : 0);
   RAMPART_RETURN_IF_ERROR(order.Prefetch(0, order.size()));
-  out.reserve(order.size());
+  source.elements.reserve(order.size());
   RAMPART_RETURN_IF_ERROR(order.ForEach(0, false, [&](uint64_t, const TreeEntry& e) {
     if (type == ValueType::kList) {
-      out.push_back(e.value);
+      source.elements.push_back(e.value);
     } else if (type == ValueType::kPagedSet) {
-      out.push_back(e.key);
+      source.elements.push_back(e.key);
     } else {
-      out.emplace_back(e.key.substr(8));  // ScoreKey: 8 bytes of score, the member
+      source.elements.emplace_back(MemberOfKey(e.key));
     }
     return true;
   }));
-  return out;
+  return source;
 }
 
 // A weight as Redis's SORT reads it: strtod over the whole C string, not
@@ -180,9 +186,9 @@ void SortItems(std::vector<Item>& items, const SortOptions& o) {
 // rules. kUnavailable while BY's keys are not all read (all of them, and the
 // GETs' keys, asked for in this run).
 Result<std::vector<Item>> SortedItems(DataView& data, std::string_view key, SortOptions& o) {
-  RAMPART_ASSIGN_OR_RETURN(std::vector<std::string> elements, Elements(data, key));
-  RAMPART_ASSIGN_OR_RETURN(auto found, data.Find(key));
-  const bool is_set = found.has_value() && RedisTypeOf(found->type) == ValueType::kPagedSet;
+  RAMPART_ASSIGN_OR_RETURN(Source source, ReadSource(data, key));
+  std::vector<std::string>& elements = source.elements;
+  const bool is_set = source.type == ValueType::kPagedSet;
   if (o.dont_sort && is_set && o.store.has_value()) {  // a stored result must not depend on hash order
     o.dont_sort = false;
     o.alpha = true;

@@ -154,6 +154,9 @@ class Worker {
   // The longest user key: a collection's pages live at the key plus
   // kPageKeyOverhead bytes, within kv.max_key_bytes.
   size_t MaxUserKeyBytes() const;
+  // A job's view: the keys its commands name beyond their declared ones
+  // (SORT's patterns) are as long as MaxUserKeyBytes at most.
+  DataView NewView(uint64_t now, uint64_t seed) const;
 
   // Taking a turn's jobs (worker_take.cc).
   std::vector<Job> TakeJobs();
@@ -237,15 +240,15 @@ class Worker {
   // may find it again.
   void StillBlocked(Session& s);
   void AnswerUnblocked(Session& s, Unblock how);
-  bool WrittenSinceParked(const Session& s) const;
   // The waiter queues (SharedState::waiters): join or update them at a park,
   // leave them when the blocking command is done, and whether a woken
   // session's turn has come.
   void QueueWaiter(Session& s);
   void DequeueWaiter(Session& s);
-  bool FirstInLine(const Session& s);
-  // FirstInLine's test, and whether a write reached the slots since `epochs`.
-  // REQUIRES: shared_.waiters_mutex held.
+  // A write reached the parked session: one of its slots was written since
+  // it parked, and no older waiter of those slots is still to see that write.
+  bool WriteReached(const Session& s);
+  // WriteReached's tests, for any session. REQUIRES: shared_.waiters_mutex held.
   bool FirstInLineLocked(uint64_t seq, const std::vector<uint32_t>& slots) const;
   bool BeingServedLocked(const SharedState::Blocked& b) const;
   // Enters (or enters again) the session in shared_.blocked with `unblock`.

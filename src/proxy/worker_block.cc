@@ -40,6 +40,21 @@ std::string TimeoutReply(int protocol) {
   return out;
 }
 
+// Whether a write moved any of `slots` past the epoch `epochs` holds for it.
+bool EpochsMoved(const LockTable& locks, const std::vector<uint32_t>& slots,
+                 const std::vector<uint32_t>& epochs) {
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (locks.Epoch(slots[i]) != epochs[i]) return true;
+  }
+  return false;
+}
+
+// Wakes the worker whose eventfd `fd` is (its epoll loop returns).
+void Poke(int fd) {
+  const uint64_t one = 1;
+  (void)!::write(fd, &one, sizeof(one));
+}
+
 }  // namespace
 
 void Worker::Park(Job& job) {
@@ -109,7 +124,8 @@ void Worker::DequeueWaiter(Session& s) {
   if (others) WakeParked();  // a younger waiter may be next now
 }
 
-bool Worker::FirstInLine(const Session& s) {
+bool Worker::WriteReached(const Session& s) {
+  if (!EpochsMoved(shared_.locks, s.park_slots, s.park_epochs)) return false;
   std::lock_guard lock(shared_.waiters_mutex);
   return FirstInLineLocked(s.park_seq, s.park_slots);
 }
@@ -128,11 +144,7 @@ bool Worker::FirstInLineLocked(uint64_t seq, const std::vector<uint32_t>& slots)
 }
 
 bool Worker::BeingServedLocked(const SharedState::Blocked& b) const {
-  bool written = false;
-  for (size_t i = 0; i < b.slots.size(); ++i) {
-    written = written || shared_.locks.Epoch(b.slots[i]) != b.epochs[i];
-  }
-  return written && FirstInLineLocked(b.seq, b.slots);
+  return EpochsMoved(shared_.locks, b.slots, b.epochs) && FirstInLineLocked(b.seq, b.slots);
 }
 
 void Worker::RegisterBlockedLocked(const Session& s, Unblock unblock) {
@@ -151,7 +163,7 @@ int Worker::CheckParked() {
   for (auto& [fd, sp] : sessions_) {
     Session& s = *sp;
     if (!s.parked) continue;
-    if (WrittenSinceParked(s) && FirstInLine(s)) {
+    if (WriteReached(s)) {
       Unpark(s);  // runs again in the next turn
     } else if (s.park_deadline_ms != 0 && now >= s.park_deadline_ms) {
       Unpark(s);
@@ -193,8 +205,7 @@ void Worker::UnblockClient(const Command& c, resp::Writer& out) {
   }
   if (!owner.has_value()) return out.Integer(0);  // not blocked, or running its command now
   shared_.unblock_pending[*owner].store(true);
-  const uint64_t one = 1;
-  (void)!::write(shared_.wake_fds[*owner], &one, sizeof(one));
+  Poke(shared_.wake_fds[*owner]);
   out.Integer(1);
 }
 
@@ -211,7 +222,7 @@ void Worker::ApplyUnblocks() {
     Session& s = *sp;
     auto it = marked.find(s.id);
     if (it == marked.end() || !s.park_started || s.queue.empty()) continue;
-    if (!s.parked || (WrittenSinceParked(s) && FirstInLine(s))) {
+    if (!s.parked || WriteReached(s)) {
       // A write woke it before the UNBLOCK came: Redis would have served it
       // within that write. It runs; the mark holds if it parks again.
       ClaimForRun(s);
@@ -227,13 +238,6 @@ void Worker::ClaimForRun(Session& s) {
   if (it == shared_.blocked.end()) return;
   if (it->second.unblock != Unblock::kNone) s.unblock = it->second.unblock;
   shared_.blocked.erase(it);  // running: an UNBLOCK now finds it not blocked
-}
-
-bool Worker::WrittenSinceParked(const Session& s) const {
-  for (size_t i = 0; i < s.park_slots.size(); ++i) {
-    if (shared_.locks.Epoch(s.park_slots[i]) != s.park_epochs[i]) return true;
-  }
-  return false;
 }
 
 void Worker::StillBlocked(Session& s) {
@@ -255,16 +259,14 @@ void Worker::AnswerUnblocked(Session& s, Unblock how) {
 }
 
 void Worker::WakeParked() {
-  const uint64_t one = 1;
-  for (int fd : shared_.wake_fds) (void)!::write(fd, &one, sizeof(one));
+  for (int fd : shared_.wake_fds) Poke(fd);
 }
 
 void Worker::WakeLockWaiters() {
-  const uint64_t one = 1;
   for (uint32_t w = 0; w < shared_.worker_count; ++w) {
     if (w == index_ || !shared_.waiting_for_locks[w].load(std::memory_order_relaxed)) continue;
     // The exchange makes one poke per wait, however many workers unlock.
-    if (shared_.waiting_for_locks[w].exchange(false)) (void)!::write(shared_.wake_fds[w], &one, sizeof(one));
+    if (shared_.waiting_for_locks[w].exchange(false)) Poke(shared_.wake_fds[w]);
   }
 }
 

@@ -144,6 +144,12 @@ std::string Worker::PlaceWrites(Job& job, txn::BatchTxn& txn) {
   return "";
 }
 
+DataView Worker::NewView(uint64_t now, uint64_t seed) const {
+  DataView view(now, seed);
+  view.set_max_key_bytes(MaxUserKeyBytes());
+  return view;
+}
+
 // Runs the commands of `job` (one of a group) on `view`, into job.reply.
 void Worker::ApplyTo(Job& job, DataView& view) {
   job.reply.clear();
@@ -215,8 +221,7 @@ Worker::RoundTrip Worker::PlaceFirstRound(std::vector<Job>& jobs, uint64_t now) 
       PlaceReads(j, first.batch.emplace_back());
       first.owners.push_back(&j);
     } else if (j.kind == Job::Kind::kWrite) {
-      j.view.emplace(now, j.seed);
-      j.view->set_max_key_bytes(MaxUserKeyBytes());
+      j.view.emplace(NewView(now, j.seed));
       ApplyCommands(j);
       txn::BatchTxn txn;
       if (std::string error = PlaceWrites(j, txn); !error.empty()) {
@@ -304,8 +309,7 @@ void Worker::FinishJobs(std::vector<Job>& jobs) {
 
 bool Worker::ApplyReads(Job& job, txn::BatchTxn& txn, uint64_t now) {
   job.read_ts = txn.read_ts;
-  job.view.emplace(now, job.seed);
-  job.view->set_max_key_bytes(MaxUserKeyBytes());
+  job.view.emplace(NewView(now, job.seed));
   for (size_t k = 0; k < txn.reads.size(); ++k) {
     page_cache_.Offer(txn.reads[k].key, txn.values[k]);
     job.view->Seed(txn.reads[k].key, std::move(txn.values[k]));
@@ -379,8 +383,7 @@ void Worker::Predict(Job& job, uint64_t now) {
   // cached), every page they ask for looked up in the cache as they go: the
   // pages they took from it and those it lacks are what the first round
   // reads besides the declared keys.
-  DataView view(now, job.seed);
-  view.set_max_key_bytes(MaxUserKeyBytes());
+  DataView view = NewView(now, job.seed);
   auto seed = [&](std::string_view k) {
     const std::string* v = page_cache_.Find(k);
     view.Seed(k, v != nullptr ? std::optional<std::string>(*v) : std::nullopt);

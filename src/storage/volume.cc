@@ -99,7 +99,8 @@ Status Volume::Impl::Connect(const ClusterConfig& config) {
     // A connection refused or reset at once can be a node still closing a
     // killed client's connections: tried again briefly before the node
     // counts as down, which would leave its dirty stripes unresynced.
-    for (int attempt = 1; attempt < kConnectAttempts && st.code() == StatusCode::kUnavailable; ++attempt) {
+    for (int attempt = 1; attempt < kConnectAttempts && st.code() == StatusCode::kUnavailable;
+         ++attempt) {
       std::this_thread::sleep_for(kConnectRetryPause);
       st = ConnectNode(n);
     }
