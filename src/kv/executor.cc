@@ -136,6 +136,17 @@ struct PartitionExecutor::Impl {
     return slots;
   }
 
+  // kFlagIfAbsent: AlreadyExists naming the first item whose key is live.
+  Status CheckAbsent(std::span<const PrepareItem> items, uint64_t ts, uint16_t partition_id) const {
+    for (const PrepareItem& item : items) {
+      if (!partition.Absent(item.key, ts)) {
+        return AlreadyExists("key \"", item.key.substr(0, 64), "\" exists on partition ",
+                             partition_id, " (PREPARE IF_ABSENT)");
+      }
+    }
+    return Status::Ok();
+  }
+
   // `frame` is the request as it arrived (a PREPARE's body goes to the redo
   // log as it is).
   void ExecuteOne(ConnectionId from, const wire::RequestFrame& frame, const wire::Request& req,
@@ -150,6 +161,9 @@ struct PartitionExecutor::Impl {
       // metadata encoding, so the siblings go into the slot as they are.
       const std::vector<PrepareItem> items = PartitionItems(*p);
       const bool commit_now = (h.flags & wire::kFlagCommitNow) != 0;
+      if ((h.flags & wire::kFlagIfAbsent) != 0) {
+        if (Status st = CheckAbsent(items, p->ts, h.partition); !st.ok()) return error(st);
+      }
       Status st = partition.Prepare(p->ts, items, now);
       if (st.ok() && commit_now) st = partition.Commit(p->ts, now);
       if (!st.ok()) return error(st);

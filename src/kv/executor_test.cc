@@ -97,6 +97,48 @@ class ExecutorTest : public ::testing::Test {
   std::vector<std::vector<OutgoingReply>> decoded_;  // keeps reply views valid
 };
 
+// kFlagIfAbsent: a commit-now write of keys without a live version goes
+// through; one live key refuses the whole request and nothing of it is
+// written. A key whose latest version is a tombstone is absent; one with a
+// prepared version, or a version at a later ts, is not.
+TEST_F(ExecutorTest, PrepareIfAbsentWritesOnlyKeysWithoutALiveVersion) {
+  const uint8_t if_absent = wire::kFlagCommitNow | wire::kFlagIfAbsent;
+  ASSERT_TRUE(One(Prepare(1, 100, {{"a", "1"}}, if_absent)).ok());
+  wire::Reply refused = One(Prepare(2, 200, {{"b", "2"}, {"a", "again"}}, if_absent));
+  EXPECT_EQ(refused.header.status, StatusCode::kAlreadyExists);
+  EXPECT_NE(refused.error.find("\"a\" exists"), std::string_view::npos) << refused.error;
+  wire::Reply got = One(Get(3, {"a", "b"}));
+  ASSERT_EQ(got.results.size(), 2u);
+  EXPECT_EQ(got.results[0].value, "1");
+  EXPECT_FALSE(got.results[1].found);
+
+  // A deleted key is absent again.
+  std::vector<std::byte> del;
+  const std::string no_siblings = wire::EncodeKeyList({});
+  std::vector<wire::PrepareItemIn> tombstone{{"a", "", no_siblings, true}};
+  wire::RequestWriter(&del).Prepare(kPartition, 4, 300, tombstone, wire::kFlagCommitNow);
+  ASSERT_TRUE(One(del).ok());
+  ASSERT_TRUE(One(Prepare(5, 400, {{"a", "new"}}, if_absent)).ok());
+  EXPECT_EQ(One(Get(6, {"a"})).results[0].value, "new");
+
+  // Not absent: a version at a later ts (a delete at 600 and a write at 500
+  // behind it), a prepared version.
+  del.clear();
+  tombstone[0].key = "c";
+  wire::RequestWriter(&del).Prepare(kPartition, 7, 600, tombstone, wire::kFlagCommitNow);
+  ASSERT_TRUE(One(del).ok());
+  EXPECT_EQ(One(Prepare(8, 500, {{"c", "x"}}, if_absent)).header.status, StatusCode::kAlreadyExists);
+  ASSERT_TRUE(One(Prepare(9, 700, {{"d", "prepared"}})).ok());
+  EXPECT_EQ(One(Prepare(10, 800, {{"d", "x"}}, if_absent)).header.status,
+            StatusCode::kAlreadyExists);
+  ASSERT_TRUE(One(Commit(11, 700)).ok());
+  EXPECT_EQ(One(Get(12, {"d"})).results[0].value, "prepared");
+
+  // Only with COMMIT_NOW.
+  EXPECT_EQ(One(Prepare(13, 900, {{"e", "x"}}, wire::kFlagIfAbsent)).header.status,
+            StatusCode::kInvalidArgument);
+}
+
 // kFlagReturnSlots: a PREPARE's OK reply names each item's slot, the one a
 // GET then reports; with COMMIT_NOW only for versions that became the latest
 // (an older write committed behind a newer one has no slot to read).

@@ -313,6 +313,17 @@ uint64_t Partition::LatestCommit(std::string_view key) const {
   return it == index_.end() ? 0 : it->second.latest_commit;
 }
 
+bool Partition::Absent(std::string_view key, uint64_t ts) const {
+  auto it = index_.find(key);
+  if (it == index_.end()) return true;
+  const KeyEntry& entry = it->second;
+  for (const auto& [vts, v] : entry.versions) {
+    if (!v.committed || vts >= ts) return false;
+  }
+  auto latest = entry.versions.find(entry.latest_commit);
+  return latest == entry.versions.end() || latest->second.tombstone;
+}
+
 PartitionStats Partition::Stats() const {
   PartitionStats st;
   st.keys = index_.size();

@@ -196,6 +196,12 @@ class Partition {
   // The key's latest committed ts, or 0 when it has none.
   uint64_t LatestCommit(std::string_view key) const;
 
+  // True when a version of `key` committed at `ts` would create the key: it
+  // has no version, or only committed versions older than `ts` of which the
+  // latest is a tombstone. A prepared version (a write in flight) or one at
+  // `ts` or later makes it not absent. (PREPARE's kFlagIfAbsent.)
+  bool Absent(std::string_view key, uint64_t ts) const;
+
   // Reclaims superseded committed versions whose grace period ended by `now`
   // and prepared versions older than prepared_timeout. Returns how many
   // versions were reclaimed.

@@ -521,11 +521,15 @@ Result<Request> DecodeRequest(const RequestFrame& frame, const ProtocolLimits& l
   if (!KnownType(type)) {
     return r.Error(StatusCode::kInvalidArgument, "unknown request type");
   }
-  const uint8_t allowed_flags =
-      frame.header.type == MsgType::kPrepare ? (kFlagCommitNow | kFlagReturnSlots) : 0;
+  const uint8_t allowed_flags = frame.header.type == MsgType::kPrepare
+                                    ? (kFlagCommitNow | kFlagReturnSlots | kFlagIfAbsent)
+                                    : 0;
   if ((frame.header.flags & ~allowed_flags) != 0) {
     return r.Error(StatusCode::kInvalidArgument,
                    StrCat("unknown flags ", frame.header.flags));
+  }
+  if ((frame.header.flags & kFlagIfAbsent) != 0 && (frame.header.flags & kFlagCommitNow) == 0) {
+    return r.Error(StatusCode::kInvalidArgument, "flag IF_ABSENT needs COMMIT_NOW");
   }
   Request req;
   req.header = frame.header;

@@ -84,6 +84,12 @@ inline constexpr uint8_t kFlagCommitNow = 0x01;
 // with slots instead of an empty body), so the writer can read its own
 // writes one-sidedly (GET*) without a GET first.
 inline constexpr uint8_t kFlagReturnSlots = 0x02;
+// PREPARE, only with kFlagCommitNow: store the items only if none of their
+// keys has a live version here (Partition::Absent); otherwise the request is
+// refused as a whole with kAlreadyExists and nothing is written. A writer
+// that guessed its keys are new (the proxy's write of a key it has never
+// seen) saves the read it would otherwise need first.
+inline constexpr uint8_t kFlagIfAbsent = 0x04;
 
 inline constexpr size_t kMessageHeaderBytes = 4;
 inline constexpr size_t kRequestHeaderBytes = 16;

@@ -66,6 +66,10 @@ struct SharedState {
   std::atomic<uint64_t> read_rounds{0};  // read rounds after a job's first (pages it found it needs)
   std::atomic<uint64_t> joined{0};  // read-modify-writes run with another of their key's (Job::followers)
   std::atomic<uint64_t> joined_reads{0};  // reads run on another read's view (Job::followers)
+  // Read-modify-writes of unknown keys written without a read first
+  // (worker_absent.cc), and those a kv-node refused because a key existed.
+  std::atomic<uint64_t> absent_writes{0};
+  std::atomic<uint64_t> absent_refused{0};
 
   // Blocking commands: sessions parked on all workers, and each worker's
   // eventfd, poked after a write when any session is parked (set before
@@ -264,6 +268,27 @@ class Worker {
   bool ApplyReads(Job& job, txn::BatchTxn& txn, uint64_t now);
   std::string PlaceWrites(Job& job, txn::BatchTxn& txn);
   void PlaceReads(const Job& job, txn::BatchTxn& txn);
+  // worker_absent.cc: a read-modify-write of keys the worker has never seen
+  // runs on "absent" and writes with IF_ABSENT in the first round, without
+  // a read. GuessAbsent: true when it placed the job's writes in `txn`.
+  // GuessedWriteDone: after that round, false when the guess was refused
+  // (the job then reads like any other).
+  bool MayGuessAbsent(const Job& job) const;
+  bool GuessAbsent(Job& job, uint64_t now, txn::BatchTxn& txn);
+  bool GuessedWriteDone(Job& job, const Status& status);
+  // How the guesses fared lately: +1 for one that held, -2 for a refused one
+  // (it cost a round more than reading first), within [0, kMaxScore]; at 0
+  // only every kProbeEvery-th candidate guesses, to notice when keys are new
+  // again. So the worker guesses while about two in three hold.
+  struct AbsentGuesses {
+    static constexpr int kMaxScore = 32;
+    static constexpr uint32_t kProbeEvery = 32;
+    int score = kMaxScore / 2;
+    uint32_t skipped = 0;
+    bool Allowed();
+    void Held();
+    void Failed();
+  };
   void RunWithFailover(std::vector<txn::BatchTxn>& batch, std::vector<Job*>& owners, bool reads);
   uint32_t ReadPartition(std::string_view key, uint64_t now_ms) const;
   // Gives `reply` to the job and every command joined into it: they share
@@ -307,6 +332,7 @@ class Worker {
   std::vector<uint64_t> down_until_ms_;  // per partition: read from another replica until
   bool blocked_on_locks_ = false;
   uint64_t next_seed_ = 1;  // of the jobs' DataView::Random()
+  AbsentGuesses absent_;
   // This turn's read-modify-writes by the lock slots they hold: lock slot ->
   // index of the job in the turn (Worker::LeaderFor).
   std::unordered_map<uint32_t, size_t> turn_owners_;

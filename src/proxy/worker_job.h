@@ -44,6 +44,9 @@ struct Worker::Job {
   int read_rounds = 0;
   uint64_t read_ts = 0;  // of the last read round
   int attempts = 0;
+  // Its commands ran on "absent" and its write set went out with IF_ABSENT
+  // in the first round, without a read (worker_absent.cc).
+  bool guessed_absent = false;
   // Read-modify-writes of other sessions that wanted this job's locks in
   // the same turn: they run after this job's commands, on its view, and
   // their writes leave with its write set (each keeps its own reply).

@@ -216,7 +216,10 @@ Worker::RoundTrip Worker::PlaceFirstRound(std::vector<Job>& jobs, uint64_t now) 
   RoundTrip first;
   for (Job& j : jobs) {
     j.seed = next_seed_++;
-    if (j.kind == Job::Kind::kRead || (j.kind == Job::Kind::kWrite && j.needs_read)) {
+    if (txn::BatchTxn guessed; GuessAbsent(j, now, guessed)) {
+      first.batch.push_back(std::move(guessed));
+      first.owners.push_back(&j);
+    } else if (j.kind == Job::Kind::kRead || (j.kind == Job::Kind::kWrite && j.needs_read)) {
       Predict(j, now);
       PlaceReads(j, first.batch.emplace_back());
       first.owners.push_back(&j);
@@ -245,7 +248,11 @@ std::vector<Worker::Job*> Worker::ReadUntilComplete(RoundTrip done, uint64_t now
     RoundTrip again;
     for (size_t i = 0; i < done.batch.size(); ++i) {
       Job& j = *done.owners[i];
-      if (!done.batch[i].status.ok()) {
+      if (j.guessed_absent) {
+        if (GuessedWriteDone(j, done.batch[i].status)) continue;
+        PlaceReads(j, again.batch.emplace_back());  // a key existed: read it first
+        again.owners.push_back(&j);
+      } else if (!done.batch[i].status.ok()) {
         FailJob(j, done.batch[i].status);
       } else if (j.kind == Job::Kind::kWrite && !j.needs_read) {
         continue;  // a blind write, done

@@ -312,6 +312,38 @@ TEST_P(BatchTest, WritesOfOneKeyInABatchKeepTheirOrder) {
   EXPECT_EQ(read[0].values, (std::vector<std::optional<std::string>>{"2", "1", "0", "4"}));
 }
 
+// if_absent write sets: each commits alone, in one round, only where its keys
+// are new; a refused one fails with AlreadyExists and writes nothing, and the
+// plain writes grouped around it are not held back. One spanning partitions
+// is refused before anything is sent.
+TEST_P(BatchTest, IfAbsentWritesCommitOnlyNewKeys) {
+  constexpr uint32_t kNodes = 3;
+  LocalCluster cluster(kNodes, 5000, backend);
+  auto client = cluster.Connect(GetMode::kRpc, PutMode::kRpc);
+  ASSERT_NE(client, nullptr);
+  std::vector<BatchTxn> first{WriteTxn({"old"}, "1", kNodes)};
+  client->RunBatch(first, coalesce);
+  ASSERT_TRUE(first[0].status.ok()) << first[0].status.ToString();
+
+  std::string other = "o0";  // a key on another partition than "new2"
+  for (int i = 1; Home(other, kNodes) == Home("new2", kNodes); ++i) other = "o" + std::to_string(i);
+  std::vector<BatchTxn> batch;
+  batch.push_back(WriteTxn({"new"}, "n", kNodes));
+  batch.push_back(WriteTxn({"old"}, "2", kNodes));
+  batch.push_back(WriteTxn({"plain"}, "p", kNodes));
+  batch.push_back(WriteTxn({"new2", other}, "x", kNodes));
+  batch[0].if_absent = batch[1].if_absent = batch[3].if_absent = true;
+  client->RunBatch(batch, coalesce);
+  EXPECT_TRUE(batch[0].status.ok()) << batch[0].status.ToString();
+  EXPECT_EQ(batch[1].status.code(), StatusCode::kAlreadyExists) << batch[1].status.ToString();
+  EXPECT_TRUE(batch[2].status.ok()) << batch[2].status.ToString();
+  EXPECT_EQ(batch[3].status.code(), StatusCode::kInvalidArgument) << batch[3].status.ToString();
+  std::vector<BatchTxn> read{ReadTxn({"new", "old", "plain", "new2"}, kNodes)};
+  client->RunBatch(read, coalesce);
+  EXPECT_EQ(read[0].values,
+            (std::vector<std::optional<std::string>>{"n", "1", "p", std::nullopt}));
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, BatchTest,
                          ::testing::Combine(::testing::Values("tcp", "ucx"), ::testing::Bool()),
                          [](const auto& info) {

@@ -142,6 +142,11 @@ struct BatchTxn {
   // Writes: the timestamp is greater than this one (a read-modify-write
   // passes the read_ts of its read, so its write orders after what it read).
   uint64_t after_ts = 0;
+  // Writes: commit only if none of the written keys has a live version
+  // (kv::wire::kFlagIfAbsent), else fail with kAlreadyExists and write
+  // nothing. REQUIRES: every write on one partition (kInvalidArgument
+  // otherwise); such a write set commits in one round on its own.
+  bool if_absent = false;
 
   // Results, set by RunBatch.
   Status status;
@@ -236,6 +241,11 @@ class Client {
 
   const ClientOptions& options() const;
   const kv::Placement& placement() const;
+
+  // Whether GET*'s address cache holds an address of `key` on `partition`:
+  // the key was read or written through this client lately, so it likely
+  // exists. Only a hint (always false without GET*).
+  bool AddressKnown(std::string_view key, uint32_t partition) const;
 
   // Counters since Connect, for tests and benchmarks.
   struct Stats {

@@ -43,6 +43,7 @@ struct WriteUnit {
   uint64_t after_ts = 0;
   uint64_t ts = 0;
   bool two_rounds = false;  // PREPARE then COMMIT (else committed in round 1)
+  bool if_absent = false;   // one BatchTxn::if_absent transaction, alone
 };
 
 // Fails `txn` with `status` unless it already failed.
@@ -105,6 +106,11 @@ void PlanWrite(BatchTxn& t, bool ramp, bool coalesce, WritePlan& plan) {
   const bool multi_partition = std::any_of(placed.begin(), placed.end(), [&](const KeyOnPartition& kp) {
     return kp.second != placed.front().second;
   });
+  if (t.if_absent && multi_partition) {
+    t.status = InvalidArgument("RunBatch: an if_absent write set spans partitions ",
+                               placed.front().second, " and ", placed.back().second);
+    return;
+  }
   const bool two_rounds = ramp && multi_partition;
   // A write of a (key, partition) an earlier transaction of the batch writes
   // too must get a later timestamp: it joins only a unit after the last one
@@ -115,9 +121,9 @@ void PlanWrite(BatchTxn& t, bool ramp, bool coalesce, WritePlan& plan) {
     if (it != plan.last_unit.end()) first_allowed = std::max(first_allowed, it->second + 1);
   }
   WriteUnit* unit = nullptr;
-  if (coalesce) {
+  if (coalesce && !t.if_absent) {
     for (WriteUnit& u : plan.units) {
-      if (u.index >= first_allowed && u.two_rounds == two_rounds) {
+      if (u.index >= first_allowed && u.two_rounds == two_rounds && !u.if_absent) {
         unit = &u;
         break;
       }
@@ -127,6 +133,7 @@ void PlanWrite(BatchTxn& t, bool ramp, bool coalesce, WritePlan& plan) {
     unit = &plan.units.emplace_back();
     unit->index = plan.units.size() - 1;
     unit->two_rounds = two_rounds;
+    unit->if_absent = t.if_absent;
   }
   for (const auto& kp : placed) plan.last_unit[kp] = unit->index;
   std::vector<internal::WriteOp> ops;
@@ -309,7 +316,9 @@ void Client::Impl::BatchFirstRound(BatchRun& run) {
     unit.ts = timestamps_->NextAfter(unit.after_ts);
     auto prepares = internal::BuildPrepareRequests(
         unit.ops, unit.siblings, unit.groups, unit.ts,
-        (unit.two_rounds ? 0 : wire::kFlagCommitNow) | SlotsFlag(), TakeIds(unit.groups.size()));
+        (unit.two_rounds ? 0 : wire::kFlagCommitNow) | (unit.if_absent ? wire::kFlagIfAbsent : 0) |
+            SlotsFlag(),
+        TakeIds(unit.groups.size()));
     for (OutgoingRequest& req : prepares) {
       round1.push_back(std::move(req));
       request_unit.push_back(&unit);

@@ -68,6 +68,10 @@ class Client::Impl {
   const ClientOptions& options() const { return options_; }
   void ObserveTimestamp(uint64_t ts) { timestamps_->NextAfter(ts); }
   const kv::Placement& placement() const { return placement_; }
+  bool AddressKnown(std::string_view key, uint32_t partition) const {
+    const internal::AddressCache::Entry* e = addresses_.Find(key);
+    return e != nullptr && e->partition == partition;
+  }
   Stats stats() const { return stats_; }
 
   // client_health.cc: partitions that do not answer.

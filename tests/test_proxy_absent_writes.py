@@ -1,0 +1,134 @@
+"""Writes of keys a proxy worker has never seen (docs/proxy.md, "Writes of new
+keys"): a read-modify-write of an unknown key runs on "absent" and commits
+with the kv-node's IF_ABSENT check instead of reading first. When the key
+does exist (another worker or proxy wrote it), the node refuses, nothing is
+written, and the command reads and runs again: its effect and reply are
+those of a read first. Against a real redis-server ("redis", 7.0.15) and the
+proxy of a `rampart up` cluster ("rampart") with two workers, so that a key
+one connection wrote is unknown to the other worker.
+"""
+from proxy_helpers import client, in_thread, joined, key, r  # noqa: F401
+
+PROXY_SETTINGS = {"workers": 2}
+
+
+def absent_counters(target, r):
+    if target.name != "rampart":
+        return None
+    stats = r.info("stats")
+    return stats["rampart_absent_writes"], stats["rampart_absent_refused"]
+
+
+def connections_on_two_workers(target, r, tries=16):
+    """Two clients whose connections live on different proxy workers (any
+    two against redis-server): CLIENT LIST names its own worker's clients
+    only (docs/proxy.md)."""
+    first = client(target)
+    first.ping()
+    if target.name != "rampart":
+        return first, client(target)
+    mine = {c["id"] for c in first.client_list()}
+    others = []
+    try:
+        for _ in range(tries):
+            c = client(target)
+            others.append(c)
+            if c.client_id() not in mine:
+                others.remove(c)
+                return first, c
+        raise AssertionError(f"{tries} connections all on the first one's worker")
+    finally:
+        for c in others:
+            c.close()
+
+
+def test_writes_of_new_keys_answer_as_redis_does(redis_target, r, key):
+    """Each command creates its key: same replies as Redis, and on rampart
+    every one was written without a read."""
+    before = absent_counters(redis_target, r)
+    assert r.hset(key("h"), mapping={"f": "1", "g": "2"}) == 2
+    assert r.sadd(key("s"), "a", "b", "a") == 2
+    assert r.lpush(key("l"), "x", "y") == 2
+    assert r.rpush(key("l2"), "x") == 1
+    assert r.incr(key("n")) == 1
+    assert r.incrbyfloat(key("f"), 1.5) == 1.5
+    assert r.setnx(key("nx"), "v") is True
+    assert r.append(key("a"), "abc") == 3
+    assert r.zadd(key("z"), {"m": 2.0}) == 1
+    assert r.set(key("g"), "new", get=True) is None
+    assert r.hincrby(key("hi"), "f", 5) == 5
+    assert r.hgetall(key("h")) == {"f": "1", "g": "2"}
+    assert r.smembers(key("s")) == {"a", "b"}
+    assert r.lrange(key("l"), 0, -1) == ["y", "x"]
+    assert r.get(key("n")) == "1" and r.get(key("nx")) == "v" and r.get(key("g")) == "new"
+    assert r.zscore(key("z"), "m") == 2.0
+    after = absent_counters(redis_target, r)
+    if after is not None:
+        assert after[0] - before[0] == 11, (before, after)
+        assert after[1] == before[1]
+
+
+def test_commands_that_write_nothing_on_a_missing_key_still_read_it(redis_target, r, key):
+    """HDEL, SREM, GETDEL, EXPIRE of a missing key write nothing, so their
+    answer cannot come from a guess the node checks: they read (rampart
+    counts no guessed write), and a key that does exist is found."""
+    before = absent_counters(redis_target, r)
+    assert r.hdel(key("h"), "f") == 0
+    assert r.srem(key("s"), "a") == 0
+    assert r.getdel(key("g")) is None
+    assert r.expire(key("e"), 100) is False
+    after = absent_counters(redis_target, r)
+    if after is not None:
+        assert after == before
+
+
+def test_a_key_the_other_worker_wrote_is_read_before_it_changes(redis_target, r, key):
+    """One connection creates the keys; a connection on the other worker
+    (which has never seen them) changes each: the guessed writes are
+    refused and run again on what is there, so nothing of the first write
+    is lost and the replies count it."""
+    a, b = connections_on_two_workers(redis_target, r)
+    try:
+        before = absent_counters(redis_target, r)
+        for i in range(20):
+            assert a.hset(key(f"h{i}"), "f1", "v1") == 1
+            assert a.incr(key(f"n{i}")) == 1
+            assert a.sadd(key(f"s{i}"), "m1") == 1
+        for i in range(20):
+            assert b.hset(key(f"h{i}"), "f2", "v2") == 1
+            assert b.incr(key(f"n{i}")) == 2
+            assert b.sadd(key(f"s{i}"), "m1", "m2") == 1
+        for i in range(20):
+            assert r.hgetall(key(f"h{i}")) == {"f1": "v1", "f2": "v2"}, i
+            assert r.get(key(f"n{i}")) == "2", i
+            assert r.smembers(key(f"s{i}")) == {"m1", "m2"}, i
+        after = absent_counters(redis_target, r)
+        if after is not None:
+            assert after[1] > before[1], (before, after)  # the other worker did guess
+    finally:
+        a.close()
+        b.close()
+
+
+def test_no_update_is_lost_when_many_clients_create_the_same_keys(redis_target, r, key):
+    """Eight clients (on both workers) each add their member to, and
+    increment, the same 100 fresh keys at once: every key ends with all
+    eight members and the count 8."""
+    clients, keys = 8, 100
+
+    def work(n):
+        c = client(redis_target)
+        try:
+            for i in range(keys):
+                c.sadd(key(f"s{i}"), f"m{n}")
+                c.incr(key(f"n{i}"))
+                c.hset(key(f"h{i}"), f"f{n}", n)
+        finally:
+            c.close()
+    runs = [in_thread(lambda n=n: work(n)) for n in range(clients)]
+    for t, out in runs:
+        joined(t, out, timeout=60)
+    for i in range(keys):
+        assert r.scard(key(f"s{i}")) == clients, i
+        assert r.get(key(f"n{i}")) == str(clients), i
+        assert r.hlen(key(f"h{i}")) == clients, i
