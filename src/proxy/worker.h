@@ -193,9 +193,18 @@ class Worker {
   struct RoundTrip {
     std::vector<txn::BatchTxn> batch;
     std::vector<Job*> owners;
+    // The first round's writes left for the write round (PlaceFirstRound).
+    std::vector<Job*> late_writers;
   };
   RoundTrip PlaceFirstRound(std::vector<Job>& jobs, uint64_t now);
   std::vector<Job*> ReadUntilComplete(RoundTrip done, uint64_t now);
+  bool ReadOneSided(Job& job, uint64_t now);
+  // Whether the job's session, or a follower's, has a read in `reading`.
+  static bool SessionReads(const Job& job, const std::vector<const Session*>& reading);
+  // A write ready in the first round: placed there, or after a read of its
+  // session (after_read) left for the write round.
+  void PlaceEarlyWrite(Job& job, bool after_read, RoundTrip& first);
+  void PlaceReadModifyWrite(Job& job, RoundTrip& round);
   void WriteReadModifyWrites(const std::vector<Job*>& writers);
   void FinishJobs(std::vector<Job>& jobs);
   void ReplyToReaders(std::vector<Job>& jobs);
@@ -266,7 +275,11 @@ class Worker {
   // Runs the job's commands on what a read round returned. False when they
   // need keys not read yet: the job reads again with them.
   bool ApplyReads(Job& job, txn::BatchTxn& txn, uint64_t now);
+  // The job's write set into txn (each key on its replicas); an error line
+  // when a value is over kv.max_value_bytes (nothing placed then matters).
   std::string PlaceWrites(Job& job, txn::BatchTxn& txn);
+  // The job's writes to page_cache_ (the upper levels of collections).
+  void OfferWrites(const Job& job);
   void PlaceReads(const Job& job, txn::BatchTxn& txn);
   // worker_absent.cc: a read-modify-write of keys the worker has never seen
   // runs on "absent" and writes with IF_ABSENT in the first round, without
@@ -285,6 +298,7 @@ class Worker {
     static constexpr uint32_t kProbeEvery = 32;
     int score = kMaxScore / 2;
     uint32_t skipped = 0;
+    bool off = false;  // a kv-node refused the flag (older than it)
     bool Allowed();
     void Held();
     void Failed();

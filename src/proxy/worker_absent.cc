@@ -1,7 +1,9 @@
 // Writes of keys the worker has never seen: a read-modify-write (HSET, SADD,
 // LPUSH, INCR, ... of one key) whose keys GET*'s address cache does not know
-// is most likely creating them. Instead of reading first (for an unknown key
-// that read is a message round trip, not a one-sided read), the worker runs
+// is most likely creating them (only on partitions GET* reads: elsewhere the
+// client keeps no addresses, and nothing is guessed). Instead of reading
+// first (for an unknown key that read is GET+, a message round trip, not a
+// one-sided read), the worker runs
 // the command on "absent" and sends its write set in the turn's first round
 // as a commit-now PREPARE with IF_ABSENT (docs/kv_protocol.md): the kv-node
 // stores it only if the keys have no live version. If one has, nothing is
@@ -25,6 +27,7 @@
 namespace rampart::proxy {
 
 bool Worker::AbsentGuesses::Allowed() {
+  if (off) return false;
   if (score > 0) return true;
   return ++skipped % kProbeEvery == 0;
 }
@@ -40,7 +43,7 @@ bool Worker::MayGuessAbsent(const Job& job) const {
     return false;
   }
   return std::none_of(job.keys.begin(), job.keys.end(), [&](std::string_view k) {
-    return client_->AddressKnown(k, shared_.ring.ReplicasOf(k).partition[0]);
+    return client_->MayExist(k, shared_.ring.ReplicasOf(k).partition[0]);
   });
 }
 
@@ -75,7 +78,11 @@ bool Worker::GuessAbsent(Job& job, uint64_t now, txn::BatchTxn& txn) {
 }
 
 bool Worker::GuessedWriteDone(Job& job, const Status& status) {
-  if (status.code() == StatusCode::kAlreadyExists) {
+  // A kv-node older than IF_ABSENT refuses the flag: stop guessing.
+  const bool unknown_flag = status.code() == StatusCode::kInvalidArgument &&
+                            status.message().find("unknown flags") != std::string_view::npos;
+  if (unknown_flag) absent_.off = true;
+  if (status.code() == StatusCode::kAlreadyExists || unknown_flag) {
     absent_.Failed();
     ++shared_.absent_refused;
     job.guessed_absent = false;
@@ -86,6 +93,7 @@ bool Worker::GuessedWriteDone(Job& job, const Status& status) {
   if (status.ok()) {
     absent_.Held();
     ++shared_.absent_writes;
+    OfferWrites(job);
   } else {
     FailJob(job, status);
   }

@@ -47,6 +47,9 @@ struct Worker::Job {
   // Its commands ran on "absent" and its write set went out with IF_ABSENT
   // in the first round, without a read (worker_absent.cc).
   bool guessed_absent = false;
+  // A write whose write set went out in the first round: a blind write, or
+  // a read-modify-write whose reads were all one-sided (Worker::ReadOneSided).
+  bool written_early = false;
   // Read-modify-writes of other sessions that wanted this job's locks in
   // the same turn: they run after this job's commands, on its view, and
   // their writes leave with its write set (each keeps its own reply).

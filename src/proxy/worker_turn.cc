@@ -135,13 +135,18 @@ std::string Worker::PlaceWrites(Job& job, txn::BatchTxn& txn) {
                     entry.stored->size(), " bytes stored; kv.max_value_bytes is ",
                     kv.max_value_bytes);
     }
-    page_cache_.Offer(key, entry.stored);
     for (uint32_t p : shared_.ring.ReplicasOf(key)) {
       txn.writes.push_back({key, entry.stored.has_value() ? std::string_view(*entry.stored) : "",
                             !entry.stored.has_value(), p});
     }
   }
   return "";
+}
+
+void Worker::OfferWrites(const Job& job) {
+  for (const auto& [key, entry] : job.view->entries()) {
+    if (entry.dirty) page_cache_.Offer(key, entry.stored);
+  }
 }
 
 DataView Worker::NewView(uint64_t now, uint64_t seed) const {
@@ -202,8 +207,10 @@ void Worker::RunJobs(std::vector<Job>& jobs) {
   ++shared_.turns;
   const uint64_t now = NowMs();
   RoundTrip first = PlaceFirstRound(jobs, now);
+  std::vector<Job*> late_writers = std::move(first.late_writers);
   RunWithFailover(first.batch, first.owners, /*reads=*/true);
   std::vector<Job*> writers = ReadUntilComplete(std::move(first), now);
+  writers.insert(writers.end(), late_writers.begin(), late_writers.end());
   // The writes of read-modify-writes: a round trip the readers need not wait for.
   if (!writers.empty()) ReplyToReaders(jobs);
   WriteReadModifyWrites(writers);
@@ -211,31 +218,52 @@ void Worker::RunJobs(std::vector<Job>& jobs) {
 }
 
 // Round trip 1: the reads of read jobs and read-modify-writes, and the
-// writes of blind writes (computed now).
+// writes of blind writes (computed now), of writes guessed absent and of
+// read-modify-writes whose reads were one-sided. A write of a session that
+// has a read in this round waits for the write round instead (late_writers):
+// the node does not order a read and a write that travel in different
+// messages, and the session's read was sent first.
 Worker::RoundTrip Worker::PlaceFirstRound(std::vector<Job>& jobs, uint64_t now) {
   RoundTrip first;
+  std::vector<const Session*> reading;  // sessions with a read in this round
   for (Job& j : jobs) {
     j.seed = next_seed_++;
-    if (txn::BatchTxn guessed; GuessAbsent(j, now, guessed)) {
+    const bool after_read = SessionReads(j, reading);
+    if (txn::BatchTxn guessed; !after_read && GuessAbsent(j, now, guessed)) {
       first.batch.push_back(std::move(guessed));
       first.owners.push_back(&j);
     } else if (j.kind == Job::Kind::kRead || (j.kind == Job::Kind::kWrite && j.needs_read)) {
       Predict(j, now);
-      PlaceReads(j, first.batch.emplace_back());
-      first.owners.push_back(&j);
+      if (!ReadOneSided(j, now)) {
+        PlaceReads(j, first.batch.emplace_back());
+        first.owners.push_back(&j);
+        reading.push_back(j.session);
+        for (const Job& f : j.followers) reading.push_back(f.session);
+      } else if (j.kind == Job::Kind::kWrite) {
+        PlaceEarlyWrite(j, after_read, first);
+      }
     } else if (j.kind == Job::Kind::kWrite) {
       j.view.emplace(NewView(now, j.seed));
       ApplyCommands(j);
-      txn::BatchTxn txn;
-      if (std::string error = PlaceWrites(j, txn); !error.empty()) {
-        j.reply = ErrorReply(error);
-      } else if (!txn.writes.empty()) {
-        first.batch.push_back(std::move(txn));
-        first.owners.push_back(&j);
-      }
+      PlaceEarlyWrite(j, after_read, first);
     }
   }
   return first;
+}
+
+bool Worker::SessionReads(const Job& job, const std::vector<const Session*>& reading) {
+  auto in = [&](const Session* s) { return std::find(reading.begin(), reading.end(), s) != reading.end(); };
+  return in(job.session) ||
+         std::any_of(job.followers.begin(), job.followers.end(), [&](const Job& f) { return in(f.session); });
+}
+
+void Worker::PlaceEarlyWrite(Job& job, bool after_read, RoundTrip& first) {
+  if (after_read) {
+    first.late_writers.push_back(&job);
+    return;
+  }
+  job.written_early = true;
+  PlaceReadModifyWrite(job, first);
 }
 
 // Applies what `done` (a round trip that ran) read, and runs more read rounds
@@ -246,6 +274,7 @@ std::vector<Worker::Job*> Worker::ReadUntilComplete(RoundTrip done, uint64_t now
   std::vector<Job*> writers;
   while (!done.batch.empty()) {
     RoundTrip again;
+    size_t more_keys = 0;  // jobs reading again for keys they found they need
     for (size_t i = 0; i < done.batch.size(); ++i) {
       Job& j = *done.owners[i];
       if (j.guessed_absent) {
@@ -254,17 +283,18 @@ std::vector<Worker::Job*> Worker::ReadUntilComplete(RoundTrip done, uint64_t now
         again.owners.push_back(&j);
       } else if (!done.batch[i].status.ok()) {
         FailJob(j, done.batch[i].status);
-      } else if (j.kind == Job::Kind::kWrite && !j.needs_read) {
-        continue;  // a blind write, done
+      } else if (j.written_early) {
+        continue;  // its write was this round's
       } else if (!ApplyReads(j, done.batch[i], now)) {
         PlaceReads(j, again.batch.emplace_back());
         again.owners.push_back(&j);
+        ++more_keys;
       } else if (j.kind == Job::Kind::kWrite) {
         writers.push_back(&j);
       }
     }
     if (!again.batch.empty()) {
-      shared_.read_rounds += again.batch.size();
+      shared_.read_rounds += more_keys;
       RunWithFailover(again.batch, again.owners, /*reads=*/true);
     }
     done = std::move(again);
@@ -272,18 +302,35 @@ std::vector<Worker::Job*> Worker::ReadUntilComplete(RoundTrip done, uint64_t now
   return writers;
 }
 
+// Reads the job's keys one-sidedly alone (txn::Client::ReadOneSided), round
+// after round while its commands find they need more (collection pages), and
+// runs its commands on them. True when that completed the job: its reply is
+// ready (a write's write set still to place); false when some key needs a
+// message (the job then reads as usual, with the pages it found it needs).
+bool Worker::ReadOneSided(Job& job, uint64_t now) {
+  while (true) {
+    txn::BatchTxn txn;
+    PlaceReads(job, txn);
+    if (!client_->ReadOneSided(txn)) return false;
+    if (ApplyReads(job, txn, now)) return true;
+  }
+}
+
+void Worker::PlaceReadModifyWrite(Job& job, RoundTrip& round) {
+  txn::BatchTxn w;
+  w.after_ts = job.read_ts;  // the write orders after the versions it read
+  if (std::string error = PlaceWrites(job, w); !error.empty()) {
+    AnswerGroup(job, ErrorReply(error));  // nothing of the write set is written
+  } else if (!w.writes.empty()) {
+    OfferWrites(job);
+    round.batch.push_back(std::move(w));
+    round.owners.push_back(&job);
+  }
+}
+
 void Worker::WriteReadModifyWrites(const std::vector<Job*>& writers) {
   RoundTrip writes;
-  for (Job* j : writers) {
-    txn::BatchTxn w;
-    w.after_ts = j->read_ts;  // the write orders after the versions it read
-    if (std::string error = PlaceWrites(*j, w); !error.empty()) {
-      AnswerGroup(*j, ErrorReply(error));  // nothing of the write set is written
-    } else if (!w.writes.empty()) {
-      writes.batch.push_back(std::move(w));
-      writes.owners.push_back(j);
-    }
-  }
+  for (Job* j : writers) PlaceReadModifyWrite(*j, writes);
   if (writes.batch.empty()) return;
   RunWithFailover(writes.batch, writes.owners, /*reads=*/false);
   for (size_t i = 0; i < writes.batch.size(); ++i) {

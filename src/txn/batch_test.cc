@@ -111,6 +111,44 @@ TEST(BatchSlotsTest, AGetStarClientReadsItsBatchWritesOneSidedly) {
   }
 }
 
+// ReadOneSided: a read transaction whose keys all have cached addresses is
+// served from their slots with no message; one with a key never seen, or a
+// stale address, is left to RunBatch untouched.
+TEST(BatchSlotsTest, ReadOneSidedServesOnlyCachedKeysAndSendsNothing) {
+  LocalCluster cluster(3, 5000, "ucx");
+  auto client = cluster.Connect(GetMode::kRead, PutMode::kRpc);
+  auto other = cluster.Connect(GetMode::kRpc, PutMode::kRpc);
+  ASSERT_NE(client, nullptr);
+  ASSERT_NE(other, nullptr);
+  std::vector<BatchTxn> put{WriteTxn({"o1", "o2", "o3"}, "v", 3)};
+  client->RunBatch(put, /*coalesce=*/true);
+  ASSERT_TRUE(put[0].status.ok()) << put[0].status.ToString();
+  EXPECT_FALSE(client->MayExist("never", Home("never", 3)));
+  EXPECT_TRUE(client->MayExist("o1", Home("o1", 3)));
+
+  const uint64_t misses = client->stats().cache_misses;
+  BatchTxn read = ReadTxn({"o1", "o3", "o1"}, 3);
+  ASSERT_TRUE(client->ReadOneSided(read));
+  EXPECT_TRUE(read.status.ok());
+  EXPECT_EQ(read.values, std::vector<std::optional<std::string>>(3, "v"));
+  EXPECT_NE(read.read_ts, 0u);
+  EXPECT_EQ(client->stats().cache_misses, misses);
+
+  BatchTxn unknown = ReadTxn({"o1", "never"}, 3);
+  EXPECT_FALSE(client->ReadOneSided(unknown));
+  EXPECT_TRUE(unknown.values.empty());
+
+  // Another client's write supersedes the cached slot: refused by its check.
+  std::vector<BatchTxn> overwrite{WriteTxn({"o2"}, "w", 3)};
+  other->RunBatch(overwrite, /*coalesce=*/true);
+  ASSERT_TRUE(overwrite[0].status.ok());
+  BatchTxn stale = ReadTxn({"o2"}, 3);
+  EXPECT_FALSE(client->ReadOneSided(stale));
+  std::vector<BatchTxn> fallback{ReadTxn({"o2"}, 3)};
+  client->RunBatch(fallback, /*coalesce=*/true);
+  EXPECT_EQ(fallback[0].values, std::vector<std::optional<std::string>>{"w"});
+}
+
 // A key written to two replicas: its address is kept for the partition it
 // was learnt from, so a read of the other replica never tries it (before, the
 // last replica's address was read in the first one's arena and refused).

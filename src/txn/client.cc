@@ -627,8 +627,8 @@ Status Client::Del(std::string_view key) {
 const ClientOptions& Client::options() const { return impl_->options(); }
 const kv::Placement& Client::placement() const { return impl_->placement(); }
 
-bool Client::AddressKnown(std::string_view key, uint32_t partition) const {
-  return impl_->AddressKnown(key, partition);
+bool Client::MayExist(std::string_view key, uint32_t partition) const {
+  return impl_->MayExist(key, partition);
 }
 Client::Stats Client::stats() const { return impl_->stats(); }
 

@@ -208,6 +208,14 @@ class Client {
   // Isolation ramp or none (s2pl: every txn fails with InvalidArgument).
   void RunBatch(std::span<BatchTxn> txns, bool coalesce);
 
+  // A read transaction of a batch served by GET*'s one-sided reads alone:
+  // every key has a cached address on its partition, every slot passes its
+  // checks, and (ramp) no key needs a repair read. True: txn's results are
+  // set as RunBatch would set them. False: txn is untouched, for RunBatch.
+  // No message is sent either way, so a caller can finish its reads before
+  // a round trip and put what depends on them into that round trip.
+  bool ReadOneSided(BatchTxn& txn);
+
   // Whole-store requests to every partition (the proxy's DBSIZE, INFO and
   // FLUSHALL). CountKeys: the live keys summed over the partitions (a key
   // with R replicas counts R times). QueryStoreStats: keys, versions and
@@ -242,10 +250,11 @@ class Client {
   const ClientOptions& options() const;
   const kv::Placement& placement() const;
 
-  // Whether GET*'s address cache holds an address of `key` on `partition`:
-  // the key was read or written through this client lately, so it likely
-  // exists. Only a hint (always false without GET*).
-  bool AddressKnown(std::string_view key, uint32_t partition) const;
+  // False when GET* reads `partition` one-sidedly and its address cache has
+  // no address of `key` there: the key was not read or written through this
+  // client lately, so it is likely new. Only a hint; true where the client
+  // keeps no addresses (nothing is known).
+  bool MayExist(std::string_view key, uint32_t partition) const;
 
   // Counters since Connect, for tests and benchmarks.
   struct Stats {

@@ -480,6 +480,49 @@ Result<Client::KeyPage> Client::ScanKeys(uint32_t partition, uint64_t from, uint
 
 void Client::RunBatch(std::span<BatchTxn> txns, bool coalesce) { impl_->RunBatch(txns, coalesce); }
 
+bool Client::ReadOneSided(BatchTxn& txn) { return impl_->ReadOneSided(txn); }
+
+bool Client::Impl::ReadOneSided(BatchTxn& txn) {
+  if (!AnySlotReads() || txn.reads.empty() || !txn.writes.empty()) return false;
+  // Distinct keys, as RunBatch plans them; every one must have an address
+  // (checked first: a key without one would cost the others' reads for
+  // nothing).
+  ReadPart part;
+  part.txn = &txn;
+  std::vector<std::string_view> keys;
+  std::vector<uint32_t> partitions;
+  std::unordered_map<std::string_view, size_t> seen;
+  for (const PlacedRead& r : txn.reads) {
+    auto [it, fresh] = seen.emplace(r.key, keys.size());
+    if (fresh) {
+      if (!ReadsSlots(r.partition) || !AddressKnown(r.key, r.partition)) return false;
+      keys.push_back(r.key);
+      partitions.push_back(r.partition);
+    }
+    part.position.push_back(it->second);
+  }
+  part.count = keys.size();
+  std::vector<wire::GetResult> results(keys.size());
+  ReplyHolds holds;
+  Result<std::vector<size_t>> misses =
+      ReadSlots(keys, internal::GroupByPartition(partitions), results, holds);
+  if (!misses.ok() || !misses->empty()) return false;
+  if (options_.isolation == Isolation::kRamp) {
+    const std::vector<uint64_t> need = internal::ComputeRepairTimestamps(keys, results);
+    if (std::any_of(need.begin(), need.end(), [](uint64_t ts) { return ts != kNoTimestamp; })) {
+      return false;
+    }
+  }
+  ++stats_.transactions;
+  txn.status = Status::Ok();
+  txn.values.clear();
+  txn.versions.clear();
+  txn.failed_partition = -1;
+  txn.read_ts = 0;
+  TakeReadValues(std::span<ReadPart>(&part, 1), results);
+  return true;
+}
+
 Result<uint64_t> Client::CountKeys() {
   std::vector<Call> calls;
   RAMPART_RETURN_IF_ERROR(impl_->ToEveryPartition(wire::MsgType::kCount, calls));

@@ -72,6 +72,9 @@ class Client::Impl {
     const internal::AddressCache::Entry* e = addresses_.Find(key);
     return e != nullptr && e->partition == partition;
   }
+  bool MayExist(std::string_view key, uint32_t partition) const {
+    return !one_sided_[partition] || AddressKnown(key, partition);
+  }
   Stats stats() const { return stats_; }
 
   // client_health.cc: partitions that do not answer.
@@ -206,6 +209,7 @@ class Client::Impl {
   // client_batch.cc
  public:
   void RunBatch(std::span<BatchTxn> txns, bool coalesce);
+  bool ReadOneSided(BatchTxn& txn);
 
  private:
   // RunBatch's steps (client_batch.cc): the plan (combined read keys, write
