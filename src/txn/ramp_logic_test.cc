@@ -57,6 +57,26 @@ TEST_F(RepairTest, KeyNotFoundButNamedBySiblingIsRepaired) {
   EXPECT_EQ(ComputeRepairTimestamps(keys, r1), (std::vector<uint64_t>{0, 7}));
 }
 
+TEST_F(RepairTest, TwoTransactionsAtOneTimestampAreEachChecked) {
+  // A group commit writes {a1, a2} and {b1, b2} at ts 9 (one ts, two
+  // transactions). a1 and b1, b2 are read at 9, a2 at 4: only a2 is behind,
+  // whichever version is gone through first.
+  std::vector<std::string_view> keys = {"b1", "b2", "a1", "a2"};
+  std::vector<wire::GetResult> r1 = {Version(9, {"b2"}), Version(9, {"b1"}), Version(9, {"a2"}),
+                                     Version(4, {"x"})};
+  EXPECT_EQ(ComputeRepairTimestamps(keys, r1), (std::vector<uint64_t>{0, 0, 0, 9}));
+  // A larger write set read whole but for one key: that one, and only it.
+  std::vector<std::string_view> big = {"p0", "p1", "p2", "p3"};
+  std::vector<wire::GetResult> r2 = {Version(6, {"p1", "p2", "p3"}), Version(6, {"p0", "p2", "p3"}),
+                                     Version(2, {}), Version(6, {"p0", "p1", "p2"})};
+  EXPECT_EQ(ComputeRepairTimestamps(big, r2), (std::vector<uint64_t>{0, 0, 6, 0}));
+  // A sibling read at another ts is another transaction's version: its own
+  // claims still count (b at 8, written with c, puts c behind).
+  std::vector<std::string_view> abc = {"a", "b", "c"};
+  std::vector<wire::GetResult> r3 = {Version(5, {"b"}), Version(8, {"c"}), Version(3, {})};
+  EXPECT_EQ(ComputeRepairTimestamps(abc, r3), (std::vector<uint64_t>{0, 0, 8}));
+}
+
 TEST_F(RepairTest, NotFoundAndNotNamedStaysAbsent) {
   std::vector<std::string_view> keys = {"A", "B"};
   std::vector<wire::GetResult> r1 = {Version(7, {"C"}), Missing()};
