@@ -72,6 +72,9 @@ struct TreeNode {
   uint64_t Count() const;
   // The size of EncodeNode(*this), in bytes.
   size_t EncodedBytes() const;
+  // The same while it is at most `limit`; past it, some size above `limit`
+  // (the count stops there: a check against a bound reads less of the node).
+  size_t EncodedBytesUpTo(size_t limit) const;
 };
 
 // Appends the stored encoding of `node` to `out`.

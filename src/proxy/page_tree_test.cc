@@ -361,5 +361,32 @@ TEST(PageTree, SkipNodeEndsWhereDecodeEndsAndRejectsTruncation) {
   }
 }
 
+// EncodeNode writes into a buffer EncodedBytes sized: the two must agree at
+// every varint length boundary (1, 2, 3 and 10 bytes), and append after what
+// the buffer held.
+TEST(PageTree, EncodingIsExactlyEncodedBytesLongAtEveryVarintBoundary) {
+  TreeNode leaf;
+  for (size_t n : {0u, 1u, 127u, 128u, 16383u, 16384u}) {
+    leaf.entries.push_back({std::string(n % 300, 'k'), std::string(n, 'v')});
+  }
+  TreeNode interior;
+  interior.height = 1;
+  interior.children = {{0, 1, ""}, {127, 128, "s"}, {16384, UINT64_MAX, std::string(128, 'x')},
+                       {UINT64_MAX, 5, "t"}};
+  for (const TreeNode* node : {&leaf, &interior}) {
+    std::string bytes = "before";
+    EncodeNode(*node, &bytes);
+    ASSERT_EQ(bytes.size(), 6 + node->EncodedBytes());
+    EXPECT_EQ(bytes.substr(0, 6), "before");
+    std::string_view in = std::string_view(bytes).substr(6);
+    auto back = DecodeNode(&in);
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_TRUE(in.empty());
+    std::string again;
+    EncodeNode(*back, &again);
+    EXPECT_EQ(again, bytes.substr(6));
+  }
+}
+
 }  // namespace
 }  // namespace rampart::proxy
