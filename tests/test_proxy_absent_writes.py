@@ -157,3 +157,34 @@ def test_a_pipelined_read_never_sees_the_write_sent_after_it(redis_target, key):
                    + encode("HGETALL", k + "h") + encode("HSET", k + "h", "f", "1")
                    + encode("GET", k + "n") + encode("INCR", k + "n"))
             assert [c.reply() for _ in range(6)] == [None, b"OK", [], 1, None, 1], i
+
+
+def test_a_read_never_sees_its_sessions_later_write_joined_to_another(redis_target, r, key):
+    """S pipelines MGET x u, INCR x while T increments x: S's INCR joins T's
+    (one job of the turn, placed before S's read), whose reads of x are
+    one-sided, so its write could go out with S's MGET (u unknown: a
+    message). S's MGET must not see S's own INCR: x reads 0 or 1, and 1
+    only if T's INCR came first (T answered 1)."""
+    conns = [Raw(redis_target) for _ in range(12)]
+    try:
+        ids = [c.call("CLIENT", "ID") for c in conns]
+        if redis_target.name == "redis":
+            same = conns[:2]
+        else:  # two connections on r's worker (CLIENT LIST names its own)
+            mine = {int(e["id"]) for e in r.client_list()}
+            same = [c for c, cid in zip(conns, ids) if cid in mine][:2]
+        assert len(same) == 2, "no two connections on r's worker"
+        t, s = same
+        for i in range(60):
+            x, u = key(f"x{i}"), key(f"u{i}")
+            r.set(x, 0)  # r's worker now knows x: T's read of it is one-sided
+            t.send(encode("INCR", x))
+            s.send(encode("MGET", x, u) + encode("INCR", x))
+            seen, by_s, by_t = s.reply()[0], s.reply(), t.reply()
+            assert seen in (b"0", b"1"), (i, seen)
+            assert sorted([by_s, by_t]) == [1, 2], (i, by_s, by_t)
+            if seen == b"1":
+                assert by_t == 1, (i, seen, by_s, by_t)
+    finally:
+        for c in conns:
+            c.close()

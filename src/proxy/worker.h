@@ -199,6 +199,11 @@ class Worker {
   RoundTrip PlaceFirstRound(std::vector<Job>& jobs, uint64_t now);
   std::vector<Job*> ReadUntilComplete(RoundTrip done, uint64_t now);
   bool ReadOneSided(Job& job, uint64_t now);
+  // How a job's reads went in PlaceFirstRound: not yet, done one-sidedly
+  // (its commands ran), or placed in the round (its sessions into `reading`).
+  enum class FirstRead { kNone, kDone, kInRound };
+  FirstRead ReadFirst(Job& job, uint64_t now, RoundTrip& first,
+                      std::vector<const Session*>& reading);
   // Whether the job's session, or a follower's, has a read in `reading`.
   static bool SessionReads(const Job& job, const std::vector<const Session*>& reading);
   // A write ready in the first round: placed there, or after a read of its

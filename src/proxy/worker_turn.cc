@@ -222,33 +222,52 @@ void Worker::RunJobs(std::vector<Job>& jobs) {
 // read-modify-writes whose reads were one-sided. A write of a session that
 // has a read in this round waits for the write round instead (late_writers):
 // the node does not order a read and a write that travel in different
-// messages, and the session's read was sent first.
+// messages, and the session's read came first (a session's reads of a turn
+// all come before its writes, worker_take.cc) — also when the write is a
+// follower of another session's job. So the reads are placed first, then
+// the writes.
 Worker::RoundTrip Worker::PlaceFirstRound(std::vector<Job>& jobs, uint64_t now) {
   RoundTrip first;
   std::vector<const Session*> reading;  // sessions with a read in this round
-  for (Job& j : jobs) {
+  std::vector<FirstRead> read(jobs.size(), FirstRead::kNone);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    Job& j = jobs[i];
     j.seed = next_seed_++;
+    const bool needs_read = j.kind == Job::Kind::kRead || (j.kind == Job::Kind::kWrite && j.needs_read);
+    if (needs_read && !MayGuessAbsent(j)) read[i] = ReadFirst(j, now, first, reading);
+  }
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    Job& j = jobs[i];
+    if (j.kind != Job::Kind::kWrite) continue;
     const bool after_read = SessionReads(j, reading);
-    if (txn::BatchTxn guessed; !after_read && GuessAbsent(j, now, guessed)) {
-      first.batch.push_back(std::move(guessed));
-      first.owners.push_back(&j);
-    } else if (j.kind == Job::Kind::kRead || (j.kind == Job::Kind::kWrite && j.needs_read)) {
-      Predict(j, now);
-      if (!ReadOneSided(j, now)) {
-        PlaceReads(j, first.batch.emplace_back());
-        first.owners.push_back(&j);
-        reading.push_back(j.session);
-        for (const Job& f : j.followers) reading.push_back(f.session);
-      } else if (j.kind == Job::Kind::kWrite) {
-        PlaceEarlyWrite(j, after_read, first);
-      }
-    } else if (j.kind == Job::Kind::kWrite) {
+    if (!j.needs_read) {
       j.view.emplace(NewView(now, j.seed));
       ApplyCommands(j);
+    } else if (read[i] == FirstRead::kNone) {  // a candidate for a guess
+      if (txn::BatchTxn guessed; !after_read && GuessAbsent(j, now, guessed)) {
+        first.batch.push_back(std::move(guessed));
+        first.owners.push_back(&j);
+        continue;
+      }
+      // Its session has no other job before it in the turn that could wait.
+      read[i] = ReadFirst(j, now, first, reading);
+    }
+    if (read[i] != FirstRead::kInRound && j.kind == Job::Kind::kWrite) {
       PlaceEarlyWrite(j, after_read, first);
     }
   }
   return first;
+}
+
+Worker::FirstRead Worker::ReadFirst(Job& job, uint64_t now, RoundTrip& first,
+                                    std::vector<const Session*>& reading) {
+  Predict(job, now);
+  if (ReadOneSided(job, now)) return FirstRead::kDone;
+  PlaceReads(job, first.batch.emplace_back());
+  first.owners.push_back(&job);
+  reading.push_back(job.session);
+  for (const Job& f : job.followers) reading.push_back(f.session);
+  return FirstRead::kInRound;
 }
 
 bool Worker::SessionReads(const Job& job, const std::vector<const Session*>& reading) {
