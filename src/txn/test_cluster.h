@@ -40,7 +40,27 @@ class LocalCluster {
     probes.clear();
     config_.nodes.erase(config_.nodes.begin(), config_.nodes.end() - n);  // drop the defaults
     nodes_.resize(n);
-    for (int i = 0; i < n; ++i) Restart(i);
+    for (int i = 0; i < n; ++i) StartFirst(i);
+  }
+
+  // Starts node i for the first time. Its port may have been taken since it
+  // was drawn: UCX binds ephemeral ports for the interfaces of the nodes
+  // started before it (it was, in CI: "bind ... Address already in use").
+  // No client knows the port yet, so another is drawn, a few times at most.
+  void StartFirst(int i) {
+    for (int attempt = 1;; ++attempt) {
+      auto node = kv::KvNode::Start(config_, static_cast<uint32_t>(i));
+      if (node.ok()) {
+        nodes_[i] = std::move(*node);
+        return;
+      }
+      const bool taken = node.status().message().find("listen") != std::string_view::npos;
+      if (!taken || attempt == 5) {
+        ASSERT_TRUE(node.ok()) << node.status().ToString();
+        return;
+      }
+      config_.nodes[i].port = kv::BoundSocket(0).port();
+    }
   }
 
   void Stop(int i) { nodes_[i].reset(); }
