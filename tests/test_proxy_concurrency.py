@@ -21,7 +21,7 @@ import time
 import pytest
 import redis
 
-from proxy_helpers import Raw, RespError, client, in_thread, joined, key, r  # noqa: F401
+from proxy_helpers import Raw, RespError, client, encode, in_thread, joined, key, r  # noqa: F401
 
 JOIN_TIMEOUT_S = 120
 
@@ -371,6 +371,34 @@ def test_unwatch_and_discard_forget_watches(redis_target, key):
         assert incr_in_multi(c, n) == [3]
         other.call("SET", k, "3")  # after EXEC: not watched any more
         assert incr_in_multi(c, n) == [4]
+
+
+def test_pipelined_watch_is_used_and_forgotten_in_order(redis_target, key):
+    """WATCH, MULTI, INCR, EXEC sent in one packet: the EXEC checks the
+    watch and clears it, so a later change of the key does not abort the
+    next transaction; a pipelined WATCH, UNWATCH and WATCH, MULTI, DISCARD
+    leave nothing watched either. (The proxy took the EXEC, DISCARD or
+    UNWATCH in the WATCH's turn, before the WATCH had recorded its
+    versions: the watch outlived them and aborted a later EXEC.)"""
+    k, n = key(), key("n")
+    exec_block = encode("MULTI") + encode("INCR", n) + encode("EXEC")
+    expect = 0
+    with Raw(redis_target) as c, Raw(redis_target) as other:
+        for i, (pipelined, replies) in enumerate([
+                (encode("WATCH", k) + exec_block, 4),
+                (encode("WATCH", k) + encode("UNWATCH"), 2),
+                (encode("WATCH", k) + encode("MULTI") + encode("DISCARD"), 3)]):
+            c.send(pipelined)
+            got = [c.reply() for _ in range(replies)]
+            assert got[0] == b"OK", (i, got)
+            if replies == 4:
+                expect += 1
+                assert got[3] == [expect], (i, got)
+            other.call("SET", k, str(i))  # after the watch is gone
+            c.send(exec_block)
+            got = [c.reply() for _ in range(3)]
+            expect += 1
+            assert got[2] == [expect], (i, got)  # not aborted (a null)
 
 
 def test_watch_inside_multi_refused(redis_target, key):

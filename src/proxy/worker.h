@@ -288,7 +288,8 @@ class Worker {
   void PlaceReads(const Job& job, txn::BatchTxn& txn);
   // worker_absent.cc: a read-modify-write of keys the worker has never seen
   // runs on "absent" and writes with IF_ABSENT in the first round, without
-  // a read. GuessAbsent: true when it placed the job's writes in `txn`.
+  // a read. GuessAbsent (REQUIRES: MayGuessAbsent(job)): true when it placed
+  // the job's writes in `txn`.
   // GuessedWriteDone: after that round, false when the guess was refused
   // (the job then reads like any other).
   bool MayGuessAbsent(const Job& job) const;

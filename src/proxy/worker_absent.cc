@@ -48,7 +48,7 @@ bool Worker::MayGuessAbsent(const Job& job) const {
 }
 
 bool Worker::GuessAbsent(Job& job, uint64_t now, txn::BatchTxn& txn) {
-  if (!MayGuessAbsent(job) || !absent_.Allowed()) return false;
+  if (!absent_.Allowed()) return false;
   DataView view = NewView(now, job.seed);
   for (std::string_view k : job.keys) view.Seed(k, std::nullopt);
   ApplyTo(job, view);

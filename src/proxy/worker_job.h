@@ -66,6 +66,10 @@ struct Worker::Job {
 struct TurnState {
   bool wrote = false;  // a write was taken
   bool rmw = false;    // a read-modify-write was taken
+  // A WATCH was taken: it records its versions when the turn runs, so an
+  // EXEC, DISCARD or UNWATCH after it (which use or clear them at once)
+  // waits for the next turn.
+  bool watched = false;
 };
 
 // Read rounds a job may take: a collection's tree depth plus a merge's

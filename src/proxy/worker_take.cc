@@ -7,8 +7,9 @@
 //  - every write holds its keys' locks (LockTable) from before its read until
 //    its write is done — exclusively for a read-modify-write, shared for a
 //    blind write; a command whose lock is taken waits for a later turn. Blind
-//    writes of one key in one turn (shared) keep their order through the
-//    timestamps RunBatch draws in batch order.
+//    writes of one key in one turn (shared) are ordered by the timestamps
+//    RunBatch draws: a session's in its order, two sessions' (concurrent)
+//    either way (worker_turn.cc may hold one back for the write round).
 //  - a MULTI block that writes is one job: with reads (or WATCH) it reads
 //    first and holds its keys exclusively, like a read-modify-write.
 #include <cctype>
@@ -187,6 +188,7 @@ bool Worker::TakeCommand(Session& s, std::vector<Job>& jobs, TurnState& state) {
       if (state.wrote && name == "client" && c.args.size() > 1 && Lower(c.args[1]) == "unblock") {
         return false;
       }
+      if (state.watched && name == "unwatch") return false;  // after the WATCH has run
       std::string reply;
       ConnectionCommand(s, c, reply);
       Answer(s, jobs, std::move(reply));
@@ -233,6 +235,7 @@ bool Worker::TakeTransaction(Session& s, std::vector<Job>& jobs, TurnState& stat
     Answer(s, jobs, ErrorReply(StrCat("ERR ", name == "exec" ? "EXEC" : "DISCARD", " without MULTI")));
     return true;
   }
+  if (state.watched) return false;  // the WATCH before it has not run yet
   const bool aborted = name == "exec" && s.multi_failed;
   if (name == "discard" || aborted || (s.multi.empty() && s.watched.empty())) {
     s.in_multi = s.multi_failed = false;
@@ -332,6 +335,7 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
     s.in_multi = false;
     s.watched.clear();
   }
+  state.watched = state.watched || j.watch;
   s.queue.pop_front();  // the command, or EXEC
   j.taken = next_taken_++;
   jobs.push_back(std::move(j));

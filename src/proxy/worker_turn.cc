@@ -230,11 +230,15 @@ Worker::RoundTrip Worker::PlaceFirstRound(std::vector<Job>& jobs, uint64_t now) 
   RoundTrip first;
   std::vector<const Session*> reading;  // sessions with a read in this round
   std::vector<FirstRead> read(jobs.size(), FirstRead::kNone);
+  // Which jobs may guess, before any read: a read that refuses a stale slot
+  // forgets its address, which would make the key look new to a later job.
+  std::vector<bool> may_guess(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) may_guess[i] = MayGuessAbsent(jobs[i]);
   for (size_t i = 0; i < jobs.size(); ++i) {
     Job& j = jobs[i];
     j.seed = next_seed_++;
     const bool needs_read = j.kind == Job::Kind::kRead || (j.kind == Job::Kind::kWrite && j.needs_read);
-    if (needs_read && !MayGuessAbsent(j)) read[i] = ReadFirst(j, now, first, reading);
+    if (needs_read && !may_guess[i]) read[i] = ReadFirst(j, now, first, reading);
   }
   for (size_t i = 0; i < jobs.size(); ++i) {
     Job& j = jobs[i];
@@ -327,10 +331,12 @@ std::vector<Worker::Job*> Worker::ReadUntilComplete(RoundTrip done, uint64_t now
 // ready (a write's write set still to place); false when some key needs a
 // message (the job then reads as usual, with the pages it found it needs).
 bool Worker::ReadOneSided(Job& job, uint64_t now) {
-  while (true) {
+  for (bool again = false;; again = true) {
     txn::BatchTxn txn;
     PlaceReads(job, txn);
     if (!client_->ReadOneSided(txn)) return false;
+    ++shared_.backend_transactions;
+    if (again) ++shared_.read_rounds;
     if (ApplyReads(job, txn, now)) return true;
   }
 }

@@ -125,25 +125,37 @@ TEST(BatchSlotsTest, ReadOneSidedServesOnlyCachedKeysAndSendsNothing) {
   ASSERT_TRUE(put[0].status.ok()) << put[0].status.ToString();
   EXPECT_FALSE(client->MayExist("never", Home("never", 3)));
   EXPECT_TRUE(client->MayExist("o1", Home("o1", 3)));
+  // Only arenas already imported are read this way (RunBatch's first
+  // one-sided read imports them, with a message).
+  BatchTxn first = ReadTxn({"o1", "o3"}, 3);
+  EXPECT_FALSE(client->ReadOneSided(first));
+  std::vector<BatchTxn> imports{ReadTxn({"o1", "o2", "o3"}, 3)};
+  client->RunBatch(imports, /*coalesce=*/true);
+  ASSERT_TRUE(imports[0].status.ok());
 
   const uint64_t misses = client->stats().cache_misses;
+  const uint64_t reads = client->stats().slot_reads;
   BatchTxn read = ReadTxn({"o1", "o3", "o1"}, 3);
   ASSERT_TRUE(client->ReadOneSided(read));
   EXPECT_TRUE(read.status.ok());
   EXPECT_EQ(read.values, std::vector<std::optional<std::string>>(3, "v"));
   EXPECT_NE(read.read_ts, 0u);
   EXPECT_EQ(client->stats().cache_misses, misses);
+  EXPECT_EQ(client->stats().slot_reads, reads + 2);
 
   BatchTxn unknown = ReadTxn({"o1", "never"}, 3);
   EXPECT_FALSE(client->ReadOneSided(unknown));
   EXPECT_TRUE(unknown.values.empty());
+  EXPECT_EQ(client->stats().slot_reads, reads + 2);  // a read given up counts nothing
 
   // Another client's write supersedes the cached slot: refused by its check.
   std::vector<BatchTxn> overwrite{WriteTxn({"o2"}, "w", 3)};
   other->RunBatch(overwrite, /*coalesce=*/true);
   ASSERT_TRUE(overwrite[0].status.ok());
+  const uint64_t rejects = client->stats().slot_rejects;
   BatchTxn stale = ReadTxn({"o2"}, 3);
   EXPECT_FALSE(client->ReadOneSided(stale));
+  EXPECT_EQ(client->stats().slot_rejects, rejects);  // left to RunBatch's read to count
   std::vector<BatchTxn> fallback{ReadTxn({"o2"}, 3)};
   client->RunBatch(fallback, /*coalesce=*/true);
   EXPECT_EQ(fallback[0].values, std::vector<std::optional<std::string>>{"w"});

@@ -209,9 +209,11 @@ class Client {
   void RunBatch(std::span<BatchTxn> txns, bool coalesce);
 
   // A read transaction of a batch served by GET*'s one-sided reads alone:
-  // every key has a cached address on its partition, every slot passes its
-  // checks, and (ramp) no key needs a repair read. True: txn's results are
-  // set as RunBatch would set them. False: txn is untouched, for RunBatch.
+  // every key has a cached address on its partition whose arena is mapped
+  // here (a plain copy, no wait), every slot passes its checks, and (ramp)
+  // no key needs a repair read. True: txn's results are set as RunBatch
+  // (ramp or none) would set them. False: txn's results are untouched, for
+  // RunBatch (an address a check refused is forgotten, as in any read).
   // No message is sent either way, so a caller can finish its reads before
   // a round trip and put what depends on them into that round trip.
   bool ReadOneSided(BatchTxn& txn);

@@ -482,6 +482,15 @@ void Client::RunBatch(std::span<BatchTxn> txns, bool coalesce) { impl_->RunBatch
 
 bool Client::ReadOneSided(BatchTxn& txn) { return impl_->ReadOneSided(txn); }
 
+bool Client::Impl::CopiesSlot(std::string_view key, uint32_t partition) {
+  if (!ReadsSlots(partition)) return false;
+  const internal::AddressCache::Entry* e = addresses_.Find(key);
+  if (e == nullptr || e->partition != partition || e->epoch != links_[partition].epoch) return false;
+  const transport::RemoteRegion* extent = LiveExtent(partition, e->slot.extent());
+  return extent != nullptr && e->slot.extent_offset() + e->slot.bytes <= extent->size() &&
+         extent->DirectPointer(e->slot.extent_offset(), e->slot.bytes) != nullptr;
+}
+
 bool Client::Impl::ReadOneSided(BatchTxn& txn) {
   if (!AnySlotReads() || txn.reads.empty() || !txn.writes.empty()) return false;
   // Distinct keys, as RunBatch plans them; every one must have an address
@@ -495,7 +504,7 @@ bool Client::Impl::ReadOneSided(BatchTxn& txn) {
   for (const PlacedRead& r : txn.reads) {
     auto [it, fresh] = seen.emplace(r.key, keys.size());
     if (fresh) {
-      if (!ReadsSlots(r.partition) || !AddressKnown(r.key, r.partition)) return false;
+      if (!CopiesSlot(r.key, r.partition)) return false;
       keys.push_back(r.key);
       partitions.push_back(r.partition);
     }
@@ -504,13 +513,21 @@ bool Client::Impl::ReadOneSided(BatchTxn& txn) {
   part.count = keys.size();
   std::vector<wire::GetResult> results(keys.size());
   ReplyHolds holds;
+  // A read given up leaves the counters to RunBatch's read of the same keys.
+  const Client::Stats before = stats_;
+  auto give_up = [&] {
+    stats_.slot_reads = before.slot_reads;
+    stats_.slot_rejects = before.slot_rejects;
+    stats_.cache_misses = before.cache_misses;
+    return false;
+  };
   Result<std::vector<size_t>> misses =
       ReadSlots(keys, internal::GroupByPartition(partitions), results, holds);
-  if (!misses.ok() || !misses->empty()) return false;
+  if (!misses.ok() || !misses->empty()) return give_up();
   if (options_.isolation == Isolation::kRamp) {
     const std::vector<uint64_t> need = internal::ComputeRepairTimestamps(keys, results);
     if (std::any_of(need.begin(), need.end(), [](uint64_t ts) { return ts != kNoTimestamp; })) {
-      return false;
+      return give_up();
     }
   }
   ++stats_.transactions;

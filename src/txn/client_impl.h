@@ -212,6 +212,14 @@ class Client::Impl {
   bool ReadOneSided(BatchTxn& txn);
 
  private:
+  // Whether GET* would read key's cached slot on `partition` by a plain copy
+  // (the arena is mapped here and its extent imported on the live
+  // connection): a read that waits for nothing.
+  bool CopiesSlot(std::string_view key, uint32_t partition);
+
+ public:
+
+ private:
   // RunBatch's steps (client_batch.cc): the plan (combined read keys, write
   // units), round 1 (GET* and GETs, PREPAREs), round 2 (repairs, COMMITs).
   void PlanBatch(std::span<BatchTxn> txns, BatchRun& run);
