@@ -202,14 +202,16 @@ class Worker {
   // How a job's reads went in PlaceFirstRound: not yet, done one-sidedly
   // (its commands ran), or placed in the round (its sessions into `reading`).
   enum class FirstRead { kNone, kDone, kInRound };
-  FirstRead ReadFirst(Job& job, uint64_t now, RoundTrip& first,
-                      std::vector<const Session*>& reading);
+  using Sessions = std::unordered_set<const Session*>;
+  FirstRead ReadFirst(Job& job, uint64_t now, RoundTrip& first, Sessions& reading);
   // Whether the job's session, or a follower's, has a read in `reading`.
-  static bool SessionReads(const Job& job, const std::vector<const Session*>& reading);
+  static bool SessionReads(const Job& job, const Sessions& reading);
   // A write ready in the first round: placed there, or after a read of its
   // session (after_read) left for the write round.
   void PlaceEarlyWrite(Job& job, bool after_read, RoundTrip& first);
-  void PlaceReadModifyWrite(Job& job, RoundTrip& round);
+  // A write job's write set (a read-modify-write's after what it read) into
+  // `round`, or its error answered.
+  void PlaceWriteSet(Job& job, RoundTrip& round);
   void WriteReadModifyWrites(const std::vector<Job*>& writers);
   void FinishJobs(std::vector<Job>& jobs);
   void ReplyToReaders(std::vector<Job>& jobs);
@@ -257,7 +259,9 @@ class Worker {
   // ClaimForRun's session was not run after all (its lock is held): UNBLOCK
   // may find it again.
   void StillBlocked(Session& s);
-  void AnswerUnblocked(Session& s, Unblock how);
+  // Answers the session's blocked command at its timeout or for an UNBLOCK
+  // (kTimeout: the timeout reply; kError: -UNBLOCKED) and ends its wait.
+  void EndBlocked(Session& s, Unblock how);
   // The waiter queues (SharedState::waiters): join or update them at a park,
   // leave them when the blocking command is done, and whether a woken
   // session's turn has come.

@@ -62,7 +62,7 @@ void Worker::Park(Job& job) {
   Command& c = job.commands[0];
   if (s.unblock != Unblock::kNone) {  // an UNBLOCK came while it ran again
     s.queue.push_front(std::move(c));
-    AnswerUnblocked(s, s.unblock);
+    EndBlocked(s, s.unblock);
     return;
   }
   s.park_slots = shared_.locks.SlotsOf(KeysOf(*c.spec, c.Views()));
@@ -166,11 +166,7 @@ int Worker::CheckParked() {
     if (WriteReached(s)) {
       Unpark(s);  // runs again in the next turn
     } else if (s.park_deadline_ms != 0 && now >= s.park_deadline_ms) {
-      Unpark(s);
-      s.out += TimeoutReply(s.protocol);
-      s.queue.pop_front();
-      s.park_started = false;
-      DequeueWaiter(s);
+      EndBlocked(s, Unblock::kTimeout);
     } else if (s.park_deadline_ms != 0 && (next == 0 || s.park_deadline_ms < next)) {
       next = s.park_deadline_ms;
     }
@@ -228,7 +224,7 @@ void Worker::ApplyUnblocks() {
       ClaimForRun(s);
       continue;
     }
-    AnswerUnblocked(s, it->second);
+    EndBlocked(s, it->second);
   }
 }
 
@@ -247,7 +243,7 @@ void Worker::StillBlocked(Session& s) {
   if (mark != Unblock::kNone) shared_.unblock_pending[index_].store(true);
 }
 
-void Worker::AnswerUnblocked(Session& s, Unblock how) {
+void Worker::EndBlocked(Session& s, Unblock how) {
   s.unblock = Unblock::kNone;
   if (s.parked) Unpark(s);
   s.out += how == Unblock::kError

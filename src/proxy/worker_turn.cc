@@ -228,7 +228,7 @@ void Worker::RunJobs(std::vector<Job>& jobs) {
 // the writes.
 Worker::RoundTrip Worker::PlaceFirstRound(std::vector<Job>& jobs, uint64_t now) {
   RoundTrip first;
-  std::vector<const Session*> reading;  // sessions with a read in this round
+  Sessions reading;  // sessions with a read in this round
   std::vector<FirstRead> read(jobs.size(), FirstRead::kNone);
   // Which jobs may guess, before any read: a read that refuses a stale slot
   // forgets its address, which would make the key look new to a later job.
@@ -263,8 +263,7 @@ Worker::RoundTrip Worker::PlaceFirstRound(std::vector<Job>& jobs, uint64_t now) 
   return first;
 }
 
-Worker::FirstRead Worker::ReadFirst(Job& job, uint64_t now, RoundTrip& first,
-                                    std::vector<const Session*>& reading) {
+Worker::FirstRead Worker::ReadFirst(Job& job, uint64_t now, RoundTrip& first, Sessions& reading) {
   Predict(job, now);
   // Only a write gains from reading alone (its write joins this round); a
   // read reads in the round's batch, whose one-sided part is one pass over
@@ -272,15 +271,15 @@ Worker::FirstRead Worker::ReadFirst(Job& job, uint64_t now, RoundTrip& first,
   if (job.kind == Job::Kind::kWrite && ReadOneSided(job, now)) return FirstRead::kDone;
   PlaceReads(job, first.batch.emplace_back());
   first.owners.push_back(&job);
-  reading.push_back(job.session);
-  for (const Job& f : job.followers) reading.push_back(f.session);
+  reading.insert(job.session);
+  for (const Job& f : job.followers) reading.insert(f.session);
   return FirstRead::kInRound;
 }
 
-bool Worker::SessionReads(const Job& job, const std::vector<const Session*>& reading) {
-  auto in = [&](const Session* s) { return std::find(reading.begin(), reading.end(), s) != reading.end(); };
-  return in(job.session) ||
-         std::any_of(job.followers.begin(), job.followers.end(), [&](const Job& f) { return in(f.session); });
+bool Worker::SessionReads(const Job& job, const Sessions& reading) {
+  return reading.contains(job.session) ||
+         std::any_of(job.followers.begin(), job.followers.end(),
+                     [&](const Job& f) { return reading.contains(f.session); });
 }
 
 void Worker::PlaceEarlyWrite(Job& job, bool after_read, RoundTrip& first) {
@@ -289,7 +288,7 @@ void Worker::PlaceEarlyWrite(Job& job, bool after_read, RoundTrip& first) {
     return;
   }
   job.written_early = true;
-  PlaceReadModifyWrite(job, first);
+  PlaceWriteSet(job, first);
 }
 
 // Applies what `done` (a round trip that ran) read, and runs more read rounds
@@ -344,7 +343,7 @@ bool Worker::ReadOneSided(Job& job, uint64_t now) {
   }
 }
 
-void Worker::PlaceReadModifyWrite(Job& job, RoundTrip& round) {
+void Worker::PlaceWriteSet(Job& job, RoundTrip& round) {
   txn::BatchTxn w;
   w.after_ts = job.read_ts;  // the write orders after the versions it read
   if (std::string error = PlaceWrites(job, w); !error.empty()) {
@@ -358,7 +357,7 @@ void Worker::PlaceReadModifyWrite(Job& job, RoundTrip& round) {
 
 void Worker::WriteReadModifyWrites(const std::vector<Job*>& writers) {
   RoundTrip writes;
-  for (Job* j : writers) PlaceReadModifyWrite(*j, writes);
+  for (Job* j : writers) PlaceWriteSet(*j, writes);
   if (writes.batch.empty()) return;
   RunWithFailover(writes.batch, writes.owners, /*reads=*/false);
   for (size_t i = 0; i < writes.batch.size(); ++i) {

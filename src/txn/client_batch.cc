@@ -187,6 +187,35 @@ void TakeReadValues(std::span<ReadPart> reads, std::span<const wire::GetResult> 
   }
 }
 
+// Lays `t`'s distinct keys end to end after `keys` (and their partitions):
+// the part of the combined list that is `t`'s.
+ReadPart PlanReadPart(BatchTxn& t, std::vector<std::string_view>& keys,
+                      std::vector<uint32_t>& partitions) {
+  ReadPart part;
+  part.txn = &t;
+  part.first = keys.size();
+  std::unordered_map<std::string_view, size_t> seen;
+  for (const PlacedRead& r : t.reads) {
+    auto [it, fresh] = seen.emplace(r.key, part.count);
+    if (fresh) {
+      keys.push_back(r.key);
+      partitions.push_back(r.partition);
+      ++part.count;
+    }
+    part.position.push_back(it->second);
+  }
+  return part;
+}
+
+// Results as before any round: OK, nothing read.
+void ClearResults(BatchTxn& t) {
+  t.status = Status::Ok();
+  t.values.clear();
+  t.versions.clear();
+  t.failed_partition = -1;
+  t.read_ts = 0;
+}
+
 }  // namespace
 
 // One RunBatch: its plan and what its rounds pass on.
@@ -212,13 +241,7 @@ struct BatchRun {
 };
 
 void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
-  for (BatchTxn& t : txns) {
-    t.status = Status::Ok();
-    t.values.clear();
-    t.versions.clear();
-    t.failed_partition = -1;
-    t.read_ts = 0;
-  }
+  for (BatchTxn& t : txns) ClearResults(t);
   if (options_.isolation == Isolation::kS2pl) {
     for (BatchTxn& t : txns) t.status = InvalidArgument("RunBatch: isolation s2pl is not batched");
     return;
@@ -251,19 +274,7 @@ void Client::Impl::PlanBatch(std::span<BatchTxn> txns, BatchRun& run) {
       continue;
     }
     if (!t.reads.empty()) {
-      ReadPart& part = reads.emplace_back();
-      part.txn = &t;
-      part.first = keys.size();
-      std::unordered_map<std::string_view, size_t> seen;
-      for (const PlacedRead& r : t.reads) {
-        auto [it, fresh] = seen.emplace(r.key, part.count);
-        if (fresh) {
-          keys.push_back(r.key);
-          partitions.push_back(r.partition);
-          ++part.count;
-        }
-        part.position.push_back(it->second);
-      }
+      reads.push_back(PlanReadPart(t, keys, partitions));
     } else if (!t.writes.empty()) {
       PlanWrite(t, run.ramp, run.coalesce, plan);
     }
@@ -271,7 +282,6 @@ void Client::Impl::PlanBatch(std::span<BatchTxn> txns, BatchRun& run) {
   for (ReadPart& part : reads) {
     for (size_t k = 0; k < part.count; ++k) owner.push_back(&part);
   }
-
 }
 
 // Round 1: the reads' GET (after GET*'s one-sided reads), the writes' PREPARE.
@@ -493,24 +503,15 @@ bool Client::Impl::CopiesSlot(std::string_view key, uint32_t partition) {
 
 bool Client::Impl::ReadOneSided(BatchTxn& txn) {
   if (!AnySlotReads() || txn.reads.empty() || !txn.writes.empty()) return false;
-  // Distinct keys, as RunBatch plans them; every one must have an address
-  // (checked first: a key without one would cost the others' reads for
+  // Distinct keys, as RunBatch plans them; every one must be a plain copy
+  // away (checked first: a key that is not would cost the others' reads for
   // nothing).
-  ReadPart part;
-  part.txn = &txn;
   std::vector<std::string_view> keys;
   std::vector<uint32_t> partitions;
-  std::unordered_map<std::string_view, size_t> seen;
-  for (const PlacedRead& r : txn.reads) {
-    auto [it, fresh] = seen.emplace(r.key, keys.size());
-    if (fresh) {
-      if (!CopiesSlot(r.key, r.partition)) return false;
-      keys.push_back(r.key);
-      partitions.push_back(r.partition);
-    }
-    part.position.push_back(it->second);
+  ReadPart part = PlanReadPart(txn, keys, partitions);
+  for (size_t k = 0; k < keys.size(); ++k) {
+    if (!CopiesSlot(keys[k], partitions[k])) return false;
   }
-  part.count = keys.size();
   std::vector<wire::GetResult> results(keys.size());
   ReplyHolds holds;
   // A read given up leaves the counters to RunBatch's read of the same keys.
@@ -531,11 +532,7 @@ bool Client::Impl::ReadOneSided(BatchTxn& txn) {
     }
   }
   ++stats_.transactions;
-  txn.status = Status::Ok();
-  txn.values.clear();
-  txn.versions.clear();
-  txn.failed_partition = -1;
-  txn.read_ts = 0;
+  ClearResults(txn);
   TakeReadValues(std::span<ReadPart>(&part, 1), results);
   return true;
 }

@@ -68,12 +68,10 @@ class Client::Impl {
   const ClientOptions& options() const { return options_; }
   void ObserveTimestamp(uint64_t ts) { timestamps_->NextAfter(ts); }
   const kv::Placement& placement() const { return placement_; }
-  bool AddressKnown(std::string_view key, uint32_t partition) const {
+  bool MayExist(std::string_view key, uint32_t partition) const {
+    if (!one_sided_[partition]) return true;
     const internal::AddressCache::Entry* e = addresses_.Find(key);
     return e != nullptr && e->partition == partition;
-  }
-  bool MayExist(std::string_view key, uint32_t partition) const {
-    return !one_sided_[partition] || AddressKnown(key, partition);
   }
   Stats stats() const { return stats_; }
 
@@ -216,10 +214,6 @@ class Client::Impl {
   // (the arena is mapped here and its extent imported on the live
   // connection): a read that waits for nothing.
   bool CopiesSlot(std::string_view key, uint32_t partition);
-
- public:
-
- private:
   // RunBatch's steps (client_batch.cc): the plan (combined read keys, write
   // units), round 1 (GET* and GETs, PREPAREs), round 2 (repairs, COMMITs).
   void PlanBatch(std::span<BatchTxn> txns, BatchRun& run);
