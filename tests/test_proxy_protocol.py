@@ -1,5 +1,5 @@
 """The Redis-protocol proxy (issue 5), continued from test_proxy.py: MULTI /
-EXEC / DISCARD (PING and ECHO queued inside MULTI), pipelining, unknown
+EXEC / DISCARD (PING, ECHO, CONFIG, CLIENT, TIME … queued inside MULTI), pipelining, unknown
 commands and malformed or oversized frames, inline commands, redis-cli and
 redis-benchmark, concurrent clients (exact INCR totals, SET NX PX mutual
 exclusion), FUNCTION on a server without libraries (FLUSH, LIST, LOAD
@@ -122,6 +122,44 @@ def test_multi_ping_echo(redis_target, key):
         assert [c.line() for _ in range(7)] == \
             [b"*4", b"$1", b"v", b"+PONG", b"$0", b"", b":1"]
         assert c.call("PING") == b"PONG"  # out of MULTI again
+
+
+@ucx_too
+def test_multi_connection_commands(redis_target, key):
+    """CONFIG, CLIENT, SELECT, TIME and UNWATCH inside MULTI are queued and
+    answered in EXEC's array in their places among the data commands; a
+    CONFIG SET that fails is its own reply and the rest of the block runs
+    (Redis's "MULTI with config error")."""
+    with Raw(redis_target) as c:
+        before = c.call("CONFIG", "GET", "slowlog-max-len")[1]
+        try:
+            assert c.call("MULTI") == b"OK"
+            block = (("SET", key(), "v"), ("CONFIG", "SET", "slowlog-max-len", "77"),
+                     ("CLIENT", "SETNAME", "in-multi"), ("GET", key()), ("CLIENT", "GETNAME"),
+                     ("CONFIG", "GET", "slowlog-max-len"), ("SELECT", "0"), ("TIME",),
+                     ("UNWATCH",))
+            for cmd in block:
+                assert c.call(*cmd) == b"QUEUED", cmd
+            reply = c.call("EXEC")
+            assert reply[:7] == [b"OK", b"OK", b"OK", b"v", b"in-multi",
+                                 [b"slowlog-max-len", b"77"], b"OK"]
+            seconds, micros = reply[7]
+            assert abs(int(seconds) - time.time()) < 60 and 0 <= int(micros) < 1_000_000
+            assert reply[8:] == [b"OK"]
+            assert c.call("CLIENT", "GETNAME") == b"in-multi"
+
+            assert c.call("MULTI") == b"OK"
+            assert c.call("SET", key(), "v2") == b"QUEUED"
+            assert c.call("CONFIG", "SET", "maxmemory", "bla") == b"QUEUED"
+            assert c.call("INCR", key("n")) == b"QUEUED"
+            ok, failed, incr = c.call("EXEC")
+            assert (ok, incr) == (b"OK", 1)
+            assert isinstance(failed, RespError)
+            assert str(failed).startswith(
+                "ERR CONFIG SET failed (possibly related to argument 'maxmemory')"), failed
+            assert c.call("GET", key()) == b"v2"
+        finally:
+            assert c.call("CONFIG", "SET", "slowlog-max-len", before) == b"OK"
 
 
 def test_multi_only_pings(redis_target):

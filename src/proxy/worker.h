@@ -164,6 +164,7 @@ class Worker {
 
   // Taking a turn's jobs (worker_take.cc).
   std::vector<Job> TakeJobs();
+  static bool QueueableInMulti(const Command& c);
   bool TakeCommand(Session& s, std::vector<Job>& jobs, struct TurnState& state);
   bool TakeTransaction(Session& s, std::vector<Job>& jobs, struct TurnState& state);
   bool TakeDataJob(Session& s, std::vector<Command> block, bool multi, std::vector<Job>& jobs,
@@ -277,7 +278,7 @@ class Worker {
   // REQUIRES: shared_.waiters_mutex held.
   void RegisterBlockedLocked(const Session& s, Unblock unblock);
   void ApplyCommands(Job& job);
-  static void ApplyTo(Job& job, DataView& view);
+  void ApplyTo(Job& job, DataView& view);
   // Guesses, from page_cache_, the pages the job's commands will need, so
   // its first read round reads them too (job.extra_keys).
   void Predict(Job& job, uint64_t now);

@@ -119,8 +119,9 @@ void Worker::ConfigSet(const Command& c, resp::Writer& out) {
     bool known = false;
     for (const auto& p : ConfigValues()) known = known || p.first == name;
     if (known) {
-      return out.Error(StrCat("ERR rampart: '", name, "' comes from the cluster file ([proxy] or [kv] "
-                              "section) and cannot be changed at run time"));
+      return out.Error(StrCat("ERR CONFIG SET failed (possibly related to argument '", name,
+                              "') - can't set immutable config: rampart takes it from the cluster "
+                              "file ([proxy] or [kv] section)"));
     }
     return out.Error(StrCat("ERR Unknown option or number of arguments for CONFIG SET - '", a[n], "'"));
   }

@@ -155,6 +155,29 @@ bool Worker::Refuse(Session& s, std::vector<Job>& jobs, std::string_view message
   return true;
 }
 
+// Whether `c` may be queued in a MULTI block: data commands, and the
+// connection commands that touch no data and give the same answer when the
+// block runs again (ApplyTo runs a block once per read round): PING, ECHO,
+// TIME, SELECT, UNWATCH, CONFIG, COMMAND, FUNCTION, CLIENT but UNBLOCK.
+// Not: the whole-store server commands (their own round trips), AUTH and
+// HELLO (they change who the session is mid-block), CLIENT UNBLOCK (it acts
+// on another session once).
+bool Worker::QueueableInMulti(const Command& c) {
+  const std::string_view name = c.spec->name;
+  switch (c.spec->kind) {
+    case CommandKind::kRead:
+    case CommandKind::kWrite:
+      return true;
+    case CommandKind::kServer:
+    case CommandKind::kTransaction:
+      return false;
+    case CommandKind::kConnection:
+      if (name == "auth" || name == "hello") return false;
+      return name != "client" || c.args.size() < 2 || Lower(c.args[1]) != "unblock";
+  }
+  return false;
+}
+
 // Takes the session's next command into `jobs` (or answers it at once).
 // Returns false when the session gives no more commands this turn.
 bool Worker::TakeCommand(Session& s, std::vector<Job>& jobs, TurnState& state) {
@@ -172,8 +195,7 @@ bool Worker::TakeCommand(Session& s, std::vector<Job>& jobs, TurnState& state) {
     return true;
   }
   if (s.in_multi && kind != CommandKind::kTransaction && name != "quit") {
-    const bool queueable = kind == CommandKind::kConnection && c.spec->apply != nullptr;  // PING, ECHO
-    if ((kind == CommandKind::kConnection && !queueable) || kind == CommandKind::kServer) {
+    if (!QueueableInMulti(c)) {
       return Refuse(s, jobs, StrCat("ERR rampart: ", name, " inside MULTI is not supported"));
     }
     s.multi.push_back(std::move(c));

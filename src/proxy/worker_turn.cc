@@ -162,6 +162,10 @@ void Worker::ApplyTo(Job& job, DataView& view) {
   out.SetProtocol(job.session->protocol);
   if (job.multi) out.Array(job.commands.size());
   for (const Command& c : job.commands) {
+    if (c.spec->apply == nullptr) {  // CONFIG, TIME, CLIENT … queued in MULTI
+      ConnectionCommand(*job.session, c, job.reply);
+      continue;
+    }
     const std::vector<std::string_view> args = c.Views();
     c.spec->apply(args, view, out);
   }
