@@ -76,11 +76,37 @@ struct PartitionExecutor::Impl {
     limits.max_value_bytes = ClampU32(opts.partition.max_value_bytes);
   }
 
+  // The writer of the message under construction for `conn` (its last).
   wire::ReplyWriter& To(Outboxes& out, ConnectionId conn) {
-    for (Outbox& o : out) {
-      if (o.to == conn) return o.writer;
+    for (auto o = out.rbegin(); o != out.rend(); ++o) {
+      if (o->to == conn) return o->writer;
     }
     return out.emplace_back(conn).writer;
+  }
+
+  // To(), for a reply of `bytes`: another message for `conn` when this one
+  // would grow past the message bound (a reply that alone does not fit is
+  // the caller's to refuse).
+  wire::ReplyWriter& ToWithRoom(Outboxes& out, ConnectionId conn, size_t bytes) {
+    wire::ReplyWriter& w = To(out, conn);
+    if (w.count() == 0 || w.message_bytes() + bytes <= options.max_message_bytes) return w;
+    return out.emplace_back(conn).writer;
+  }
+
+  // GET / GET_BY_TS: the results, or an error when they are more than one
+  // message carries (the client asks for fewer keys at once: RunBatch cuts a
+  // partition's keys by their expected bytes, BatchTxn::PlacedRead).
+  void ReplyResults(Outboxes& out, ConnectionId from, const wire::RequestHeader& h,
+                    std::span<const wire::GetResultIn> results) {
+    const size_t bytes = wire::ReplyWriter::GetResultsBytes(results);
+    wire::ReplyWriter& w = ToWithRoom(out, from, bytes);
+    if (bytes + 4 > options.max_message_bytes) {  // 4: the message's frame count
+      return w.Error(static_cast<uint8_t>(h.type), h.partition, h.request_id,
+                     ResourceExhausted("the reply to a read of ", results.size(), " keys would be ",
+                                       bytes, " bytes, more than one message carries (",
+                                       options.max_message_bytes, "); read fewer keys at once"));
+    }
+    w.GetResults(h.type, h.partition, h.request_id, results);
   }
 
   static std::vector<OutgoingReply> Finish(Outboxes& out) {
@@ -180,13 +206,13 @@ struct PartitionExecutor::Impl {
       for (size_t i = 0; i < g->keys.size(); ++i) {
         if (std::optional<VersionView> v = partition.Get(g->keys[i])) results[i] = ToResult(*v);
       }
-      w.GetResults(h.type, h.partition, h.request_id, results);
+      ReplyResults(out, from, h, results);
     } else if (const auto* b = std::get_if<wire::GetByTsRequest>(&req.body)) {
       std::vector<wire::GetResultIn> results(b->items.size());
       for (size_t i = 0; i < b->items.size(); ++i) {
         if (auto v = partition.GetByTs(b->items[i].key, b->items[i].ts)) results[i] = ToResult(*v);
       }
-      w.GetResults(h.type, h.partition, h.request_id, results);
+      ReplyResults(out, from, h, results);
     } else if (const auto* l = std::get_if<wire::LockRequest>(&req.body)) {
       if (waiting.contains(l->txn)) {
         return error(FailedPrecondition("txn ", l->txn, " already has a LOCK request waiting"));

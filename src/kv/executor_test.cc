@@ -486,6 +486,41 @@ TEST_F(SmallExecutorTest, OversizedMessageIsRefused) {
   EXPECT_EQ(r.header.request_id, 0u);
 }
 
+// Replies that together pass max_message_bytes go in several messages, cut
+// between replies; a GET whose reply alone would pass it is answered with an
+// error (the client reads fewer keys at once), and the others are served.
+TEST_F(SmallExecutorTest, RepliesPastTheMessageBoundAreCutOrRefused) {
+  const std::string big(50 << 10, 'v');
+  ASSERT_TRUE(One(Prepare(1, 10, {{"a", big}}, wire::kFlagCommitNow)).ok());
+  ASSERT_TRUE(One(Prepare(2, 11, {{"b", big}}, wire::kFlagCommitNow)).ok());
+  ASSERT_TRUE(One(Prepare(3, 12, {{"c", big}}, wire::kFlagCommitNow)).ok());
+  std::vector<std::byte> msg;
+  wire::RequestWriter w(&msg);
+  const std::vector<std::string_view> a{"a"}, b{"b"}, c{"c"}, bc{"b", "c", "a"};
+  w.Get(kPartition, 20, a);
+  w.Get(kPartition, 21, b);
+  w.Get(kPartition, 22, bc);  // 150 KiB: over the 128 KiB bound alone
+  w.Get(kPartition, 23, c);
+  const std::vector<OutgoingReply> out = Run(1, msg);
+  ASSERT_EQ(out.size(), 2u);  // a + b + the error fit 128 KiB; c goes in a second message
+  std::vector<wire::Reply> replies;
+  for (const OutgoingReply& o : out) {
+    EXPECT_EQ(o.to, 1u);
+    EXPECT_LE(o.message.size(), 128u << 10);
+    auto decoded = wire::DecodeReplies(o.message, wire::ProtocolLimits());
+    ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+    replies.insert(replies.end(), decoded->begin(), decoded->end());
+  }
+  ASSERT_EQ(replies.size(), 4u);
+  EXPECT_EQ(replies[0].results.at(0).value, big);
+  EXPECT_EQ(replies[1].results.at(0).value, big);
+  EXPECT_EQ(replies[2].header.request_id, 22u);
+  EXPECT_EQ(replies[2].header.status, StatusCode::kResourceExhausted);
+  EXPECT_NE(replies[2].error.find("read fewer keys at once"), std::string_view::npos) << replies[2].error;
+  EXPECT_EQ(replies[3].header.request_id, 23u);
+  EXPECT_EQ(replies[3].results.at(0).value, big);
+}
+
 TEST_F(SmallExecutorTest, ArenaFullPrepareGetsTheErrorAndCommittedDataSurvives) {
   EXPECT_TRUE(One(Prepare(1, 1, {{"keep", "me"}}, wire::kFlagCommitNow)).ok());
   wire::Reply r;

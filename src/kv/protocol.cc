@@ -637,6 +637,16 @@ void ReplyWriter::GetResults(MsgType type, uint16_t partition, uint64_t request_
   End(at);
 }
 
+size_t ReplyWriter::GetResultsBytes(std::span<const GetResultIn> results) {
+  size_t bytes = 16 + 4;  // frame header, count
+  for (const GetResultIn& res : results) {
+    bytes += 1;
+    if (!res.found) continue;
+    bytes += 8 + 8 + 4 + 4 + 4 + res.value.size() + (res.siblings.empty() ? 4 : res.siblings.size());
+  }
+  return bytes;
+}
+
 void ReplyWriter::Arena(uint16_t partition, uint64_t request_id, const ArenaInfo& arena) {
   size_t at = BeginReply(static_cast<uint8_t>(MsgType::kDescribe), StatusCode::kOk, partition,
                     request_id);

@@ -429,6 +429,8 @@ class ReplyWriter : public FrameWriter {
   // GET / GET_BY_TS.
   void GetResults(MsgType type, uint16_t partition, uint64_t request_id,
                   std::span<const GetResultIn> results);
+  // The bytes GetResults appends for `results` (its frame, header included).
+  static size_t GetResultsBytes(std::span<const GetResultIn> results);
   // DESCRIBE.
   void Arena(uint16_t partition, uint64_t request_id, const ArenaInfo& arena);
   // COUNT: `keys` live keys.

@@ -126,6 +126,10 @@ struct ClientOptions {
 struct PlacedRead {
   std::string_view key;
   uint32_t partition = 0;  // the replica to read it from
+  // The value's bytes, when the caller knows them (a long string's chunks);
+  // 0: small. RunBatch cuts a partition's GET into several so that no reply
+  // carries more than half the message bound of these.
+  uint64_t expected_bytes = 0;
 };
 struct PlacedWrite {
   std::string_view key;

@@ -44,6 +44,7 @@ struct WriteUnit {
   uint64_t ts = 0;
   bool two_rounds = false;  // PREPARE then COMMIT (else committed in round 1)
   bool if_absent = false;   // one BatchTxn::if_absent transaction, alone
+  uint64_t bytes = 0;       // of the ops' keys and values
 };
 
 // Fails `txn` with `status` unless it already failed.
@@ -80,6 +81,10 @@ struct KeyOnPartitionHash {
 };
 
 struct WritePlan {
+  // A unit takes more transactions only while its keys and values stay under
+  // this (a quarter of the node's message bound), so that a group commit of
+  // write sets that fit one by one fits as well.
+  uint64_t max_unit_bytes = 0;
   std::list<WriteUnit> units;  // stable addresses: requests point at their unit
   std::unordered_map<KeyOnPartition, size_t, KeyOnPartitionHash> last_unit;
 };
@@ -120,10 +125,13 @@ void PlanWrite(BatchTxn& t, bool ramp, bool coalesce, WritePlan& plan) {
     auto it = plan.last_unit.find(kp);
     if (it != plan.last_unit.end()) first_allowed = std::max(first_allowed, it->second + 1);
   }
+  uint64_t bytes = 0;
+  for (const PlacedWrite& w : t.writes) bytes += w.key.size() + w.value.size();
   WriteUnit* unit = nullptr;
   if (coalesce && !t.if_absent) {
     for (WriteUnit& u : plan.units) {
-      if (u.index >= first_allowed && u.two_rounds == two_rounds && !u.if_absent) {
+      if (u.index >= first_allowed && u.two_rounds == two_rounds && !u.if_absent &&
+          u.bytes + bytes <= plan.max_unit_bytes) {
         unit = &u;
         break;
       }
@@ -145,6 +153,7 @@ void PlanWrite(BatchTxn& t, bool ramp, bool coalesce, WritePlan& plan) {
     unit->partitions.push_back(t.writes[i].partition);
   }
   unit->after_ts = std::max(unit->after_ts, t.after_ts);
+  unit->bytes += bytes;
   unit->members.push_back(&t);
 }
 
@@ -190,7 +199,7 @@ void TakeReadValues(std::span<ReadPart> reads, std::span<const wire::GetResult> 
 // Lays `t`'s distinct keys end to end after `keys` (and their partitions):
 // the part of the combined list that is `t`'s.
 ReadPart PlanReadPart(BatchTxn& t, std::vector<std::string_view>& keys,
-                      std::vector<uint32_t>& partitions) {
+                      std::vector<uint32_t>& partitions, std::vector<uint64_t>& expected) {
   ReadPart part;
   part.txn = &t;
   part.first = keys.size();
@@ -200,6 +209,7 @@ ReadPart PlanReadPart(BatchTxn& t, std::vector<std::string_view>& keys,
     if (fresh) {
       keys.push_back(r.key);
       partitions.push_back(r.partition);
+      expected.push_back(r.expected_bytes);
       ++part.count;
     }
     part.position.push_back(it->second);
@@ -225,6 +235,7 @@ struct BatchRun {
   // Plan: the read transactions' distinct keys laid end to end.
   std::vector<std::string_view> keys;
   std::vector<uint32_t> partitions;  // per combined key
+  std::vector<uint64_t> expected;    // per combined key: PlacedRead::expected_bytes
   std::vector<ReadPart*> owner;      // combined index -> its transaction
   std::vector<ReadPart> reads;
   WritePlan plan;
@@ -250,6 +261,7 @@ void Client::Impl::RunBatch(std::span<BatchTxn> txns, bool coalesce) {
   BatchRun run;
   run.coalesce = coalesce;
   run.ramp = options_.isolation == Isolation::kRamp;
+  run.plan.max_unit_bytes = options_.limits.max_message_bytes / 4;
   PlanBatch(txns, run);
   BatchFirstRound(run);
   BatchSecondRound(run);
@@ -274,7 +286,7 @@ void Client::Impl::PlanBatch(std::span<BatchTxn> txns, BatchRun& run) {
       continue;
     }
     if (!t.reads.empty()) {
-      reads.push_back(PlanReadPart(t, keys, partitions));
+      reads.push_back(PlanReadPart(t, keys, partitions, run.expected));
     } else if (!t.writes.empty()) {
       PlanWrite(t, run.ramp, run.coalesce, plan);
     }
@@ -311,11 +323,14 @@ void Client::Impl::BatchFirstRound(BatchRun& run) {
     if (subset.empty()) return;
     std::vector<std::string_view> sub_keys;
     std::vector<uint32_t> sub_partitions;
+    std::vector<uint64_t> sub_expected;
     for (size_t i : subset) {
       sub_keys.push_back(keys[i]);
       sub_partitions.push_back(partitions[i]);
+      sub_expected.push_back(run.expected[i]);
     }
-    auto groups = internal::GroupByPartition(sub_partitions);
+    auto groups = internal::CutBySize(internal::GroupByPartition(sub_partitions), sub_expected,
+                                      options_.limits.max_message_bytes / 2);
     AppendRenumbered(internal::BuildGetRequests(sub_keys, groups, TakeIds(groups.size())), subset,
                      round1);
   };
@@ -508,7 +523,8 @@ bool Client::Impl::ReadOneSided(BatchTxn& txn) {
   // nothing).
   std::vector<std::string_view> keys;
   std::vector<uint32_t> partitions;
-  ReadPart part = PlanReadPart(txn, keys, partitions);
+  std::vector<uint64_t> expected;  // not used: nothing is sent
+  ReadPart part = PlanReadPart(txn, keys, partitions, expected);
   for (size_t k = 0; k < keys.size(); ++k) {
     if (!CopiesSlot(keys[k], partitions[k])) return false;
   }

@@ -33,6 +33,33 @@ std::vector<PartitionGroup> GroupByPartition(std::span<const uint32_t> partition
   return groups;
 }
 
+std::vector<PartitionGroup> CutBySize(std::vector<PartitionGroup> groups,
+                                      std::span<const uint64_t> bytes, uint64_t budget) {
+  std::vector<PartitionGroup> out;
+  out.reserve(groups.size());
+  for (PartitionGroup& g : groups) {
+    uint64_t total = 0;
+    for (size_t i : g.indices) total += bytes[i];
+    if (total <= budget) {
+      out.push_back(std::move(g));
+      continue;
+    }
+    PartitionGroup cut{g.partition, {}};
+    uint64_t in_cut = 0;
+    for (size_t i : g.indices) {
+      if (!cut.indices.empty() && in_cut + bytes[i] > budget) {
+        out.push_back(std::move(cut));
+        cut = PartitionGroup{g.partition, {}};
+        in_cut = 0;
+      }
+      cut.indices.push_back(i);
+      in_cut += bytes[i];
+    }
+    out.push_back(std::move(cut));
+  }
+  return out;
+}
+
 namespace {
 
 OutgoingRequest Start(uint32_t partition, uint64_t request_id, wire::MsgType type,

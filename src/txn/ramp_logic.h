@@ -37,6 +37,13 @@ struct PartitionGroup {
   friend bool operator==(const PartitionGroup&, const PartitionGroup&) = default;
 };
 
+// `groups` with each cut into consecutive groups of its partition whose
+// keys' expected bytes (bytes[index]) add up to at most `budget` — a key
+// over it alone gets a group of its own —, so that a GET per group gets a
+// reply one message carries. Groups under the budget stay as they are.
+std::vector<PartitionGroup> CutBySize(std::vector<PartitionGroup> groups,
+                                      std::span<const uint64_t> bytes, uint64_t budget);
+
 // One group per partition that holds at least one key, in ascending partition
 // order. REQUIRES: every partition_of(key) < 65536 (the wire's u16).
 std::vector<PartitionGroup> GroupByPartition(std::span<const std::string_view> keys,

@@ -37,6 +37,19 @@ class RepairTest : public ::testing::Test {
   std::deque<std::string> encodings_;  // what the KeyLists view
 };
 
+TEST(CutBySize, KeepsSmallGroupsAndCutsLargeOnesInKeyOrder) {
+  const std::vector<PartitionGroup> groups{{0, {0, 2, 3}}, {1, {1, 4, 5, 6}}};
+  const std::vector<uint64_t> bytes{10, 40, 10, 10, 40, 100, 30};
+  // Partition 0 holds 30 bytes: kept. Partition 1: 40 | 100 (alone, over) | 30.
+  EXPECT_EQ(CutBySize(groups, bytes, 50),
+            (std::vector<PartitionGroup>{{0, {0, 2, 3}}, {1, {1}}, {1, {4}}, {1, {5}}, {1, {6}}}));
+  EXPECT_EQ(CutBySize(groups, bytes, 80),
+            (std::vector<PartitionGroup>{{0, {0, 2, 3}}, {1, {1, 4}}, {1, {5}}, {1, {6}}}));
+  EXPECT_EQ(CutBySize(groups, bytes, 1000), groups);
+  // Unknown sizes (0) never cut.
+  EXPECT_EQ(CutBySize(groups, std::vector<uint64_t>(7, 0), 1), groups);
+}
+
 TEST_F(RepairTest, ConsistentReadNeedsNoRepair) {
   std::vector<std::string_view> keys = {"a", "b"};
   std::vector<wire::GetResult> r1 = {Version(5, {"b"}), Version(5, {"a"})};
