@@ -86,7 +86,11 @@ using Store = std::map<std::string, std::string, std::less<>>;
 class CommandHarness {
  public:
   void Put(std::string_view key, std::string stored) { store_[std::string(key)] = std::move(stored); }
+  void Erase(std::string_view key) { store_.erase(std::string(key)); }
   const Store& store() const { return store_; }
+  // The kv tier's value limit the views know (DataView::set_max_value_bytes):
+  // longer strings go in chunks. 0 (the default): never.
+  void set_max_value_bytes(uint64_t n) { max_value_bytes_ = n; }
 
   // Runs args until it needs no key the view does not hold, each run on a
   // fresh view seeded with the declared keys and every key the runs before
@@ -116,6 +120,7 @@ class CommandHarness {
   // A fresh view holding everything the store holds.
   DataView View() const {
     DataView view(kNow);
+    view.set_max_value_bytes(max_value_bytes_);
     for (const auto& [k, stored] : store_) view.Seed(k, stored);
     return view;
   }
@@ -153,6 +158,7 @@ class CommandHarness {
     ++seed_;
     for (runs_ = 1; runs_ <= kMaxRuns; ++runs_) {
       DataView view(kNow, seed_);  // one seed for every run, as the worker does
+      view.set_max_value_bytes(max_value_bytes_);
       for (const std::string& k : keys) {
         auto it = store_.find(k);
         view.Seed(k, it == store_.end() ? std::nullopt : std::optional<std::string>(it->second));
@@ -191,6 +197,7 @@ class CommandHarness {
   }
 
   Store store_;
+  uint64_t max_value_bytes_ = 0;
   uint64_t seed_ = 0;
   int runs_ = 0;
   size_t keys_read_ = 0;

@@ -5,6 +5,7 @@
 // under the destination: every element is read and the trees are rebuilt on
 // new pages. RENAME of a large collection therefore costs its size, where
 // Redis's is O(1) (docs/proxy.md, "Where rampart differs from Redis 7.0").
+#include "proxy/chunked_string.h"
 #include "proxy/collection.h"
 #include "proxy/commands_internal.h"
 #include "proxy/internal_keys.h"
@@ -37,10 +38,8 @@ Result<std::vector<TreeEntry>> AllEntries(PageTree& tree) {
 Result<bool> CopyValue(DataView& data, std::string_view source, std::string_view destination, bool move) {
   RAMPART_ASSIGN_OR_RETURN(auto found, data.Find(source));
   if (!found.has_value()) return false;
-  if (!IsPaged(found->type)) {
-    auto bytes = data.Raw(source);
-    RAMPART_RETURN_IF_ERROR(bytes.status());
-    data.Put(destination, std::string(**bytes));
+  if (!IsPaged(found->type)) {  // a chunked string's chunks carry its key too: Put splits it anew
+    data.Put(destination, EncodeStored(found->type, found->expire_at_ms, found->payload));
     if (move) data.Delete(source);
     return true;
   }
@@ -58,7 +57,7 @@ Result<bool> CopyValue(DataView& data, std::string_view source, std::string_view
 }
 
 bool Exists(DataView& data, std::string_view key) {
-  auto v = data.Find(key);
+  auto v = data.FindStored(key);  // a long string's chunks need not be read
   return !v.ok() || v->has_value();
 }
 
@@ -68,6 +67,7 @@ Result<std::string> EncodingOf(DataView& data, std::string_view key, const Store
     if (v.payload.size() <= 20 && ParseInt64(v.payload).ok()) return std::string("int");
     return std::string(v.payload.size() <= 44 ? "embstr" : "raw");
   }
+  if (v.type == ValueType::kChunkedString) return std::string("raw");
   if (v.type == ValueType::kList) return std::string("quicklist");
   if (v.type == ValueType::kHash || v.type == ValueType::kZset) return std::string("listpack");
   RAMPART_ASSIGN_OR_RETURN(Collection c, Collection::Open(data, key, v.type));
@@ -138,7 +138,7 @@ void Object(Args args, DataView& data, resp::Writer& out) {
     return out.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", sub,
                             "'. Try OBJECT HELP."));
   }
-  auto v = data.Find(args[2]);
+  auto v = data.FindStored(args[2]);  // a long string's header tells enough
   if (ReplyIfError(v.status(), out)) return;
   if (!v->has_value()) return out.Null();
   if (EqualsNoCase(sub, "refcount")) return out.Integer(1);
@@ -180,10 +180,16 @@ void Memory(Args args, DataView& data, resp::Writer& out) {
     if (ReplyIfError(samples.status(), out)) return;
     if (*samples < 0) return out.Error("ERR syntax error");
   }
-  auto v = data.Find(args[2]);
+  auto v = data.FindStored(args[2]);
   if (ReplyIfError(v.status(), out)) return;
   if (!v->has_value()) return out.Null();
-  out.Integer(static_cast<int64_t>(args[2].size() + kStoredHeaderBytes + (*v)->payload.size()));
+  uint64_t bytes = (*v)->payload.size();
+  if ((*v)->type == ValueType::kChunkedString) {  // its chunks, each at a page key
+    auto header = DecodeChunkedHeader(**v);
+    if (ReplyIfError(header.status(), out)) return;
+    bytes += header->length + ChunkCount(*header) * (kPageKeyOverhead + args[2].size());
+  }
+  out.Integer(static_cast<int64_t>(args[2].size() + kStoredHeaderBytes + bytes));
 }
 
 // ---- The sweeper's commands (worker_keyspace.cc) -----------------------------
@@ -199,25 +205,30 @@ void DeleteIfExpired(Args args, DataView& data, resp::Writer& out) {
   out.Integer(1);
 }
 
+// Only the header is read: the pages are deleted unread (a stale long
+// string's chunks are megabytes each).
 std::vector<std::string_view> SweepPagesKeys(Args args) {
-  std::vector<std::string_view> keys;
-  if (args.size() < 4) return keys;
-  keys.push_back(args[1]);
-  keys.insert(keys.end(), args.begin() + 3, args.end());
-  return keys;
+  if (args.size() < 4) return {};
+  return {args[1]};
 }
 
 // rampart-sweep-pages user_key collection_id page_key...: deletes the pages
-// when the collection they belong to is no longer at user_key (deleted,
-// overwritten, expired, or another collection since).
+// when the collection (or chunked string) they belong to is no longer at
+// user_key (deleted, overwritten, expired, or another one since).
 void DeleteStalePages(Args args, DataView& data, resp::Writer& out) {
   auto header = data.Raw(args[1]);
   if (!header.ok()) return out.Integer(0);
   bool live = false;
   if (header->has_value()) {
     auto v = DecodeStored(**header);
-    auto ids = ReadCollectionIds(**header);
-    live = v.ok() && !Expired(*v, data.now_ms()) && ids.ok() && std::to_string(ids->id) == args[2];
+    uint64_t id = 0;  // of the collection or chunked string there
+    if (v.ok() && v->type == ValueType::kChunkedString) {
+      auto chunked = DecodeChunkedHeader(*v);
+      if (chunked.ok()) id = chunked->id;
+    } else if (auto ids = ReadCollectionIds(**header); ids.ok()) {
+      id = ids->id;
+    }
+    live = v.ok() && !Expired(*v, data.now_ms()) && id != 0 && std::to_string(id) == args[2];
   }
   if (live) return out.Integer(0);
   for (size_t n = 3; n < args.size(); ++n) {

@@ -102,7 +102,7 @@ std::vector<std::string_view> MemoryKeys(Args args);
 // The sweeper's internal commands (not in the command table).
 RAMPART_PROXY_APPLY(DeleteIfExpired);
 RAMPART_PROXY_APPLY(DeleteStalePages);
-std::vector<std::string_view> SweepPagesKeys(Args args);  // replies OK; the worker records the versions it read
+std::vector<std::string_view> SweepPagesKeys(Args args);  // the user key: the pages are deleted unread
 RAMPART_PROXY_APPLY(HSet);    // HSET, HMSET
 RAMPART_PROXY_APPLY(HGet);
 RAMPART_PROXY_APPLY(HMGet);

@@ -78,7 +78,7 @@ Result<int64_t> ExpireDeadline(std::string_view command, int64_t amount, uint64_
 void Del(Args args, DataView& data, resp::Writer& out) {
   int64_t deleted = 0;
   for (size_t n = 1; n < args.size(); ++n) {
-    auto v = data.Find(args[n]);
+    auto v = data.FindStored(args[n]);
     if (!v.ok() || v->has_value()) {
       data.Delete(args[n]);  // also a value not written by the proxy
       ++deleted;
@@ -92,7 +92,7 @@ void Del(Args args, DataView& data, resp::Writer& out) {
 void Exists(Args args, DataView& data, resp::Writer& out) {
   int64_t found = 0;
   for (size_t n = 1; n < args.size(); ++n) {
-    auto v = data.Find(args[n]);
+    auto v = data.FindStored(args[n]);
     found += !v.ok() || v->has_value();
   }
   out.Integer(found);
@@ -102,7 +102,7 @@ void Exists(Args args, DataView& data, resp::Writer& out) {
 // missing key, -1 without expiry; seconds are rounded to the nearest, as
 // Redis's ttlGenericCommand does ((ms + 500) / 1000).
 void Ttl(Args args, DataView& data, resp::Writer& out) {
-  auto v = data.Find(args[1]);
+  auto v = data.FindStored(args[1]);
   if (ReplyIfError(v.status(), out)) return;
   if (!v->has_value()) return out.Integer(-2);
   if ((*v)->expire_at_ms == 0) return out.Integer(-1);
@@ -124,7 +124,7 @@ void Expire(Args args, DataView& data, resp::Writer& out) {
   if (ReplyIfError(amount.status(), out)) return;
   auto when = ExpireDeadline(CommandName(args), *amount, data.now_ms());
   if (ReplyIfError(when.status(), out)) return;
-  auto v = data.Find(args[1]);
+  auto v = data.FindStored(args[1]);
   if (ReplyIfError(v.status(), out)) return;
   if (!v->has_value()) return out.Integer(0);
   const int64_t current = (*v)->expire_at_ms == 0 ? -1 : static_cast<int64_t>((*v)->expire_at_ms);
@@ -138,7 +138,7 @@ void Expire(Args args, DataView& data, resp::Writer& out) {
 }
 
 void Persist(Args args, DataView& data, resp::Writer& out) {
-  auto v = data.Find(args[1]);
+  auto v = data.FindStored(args[1]);
   if (ReplyIfError(v.status(), out)) return;
   if (!v->has_value() || (*v)->expire_at_ms == 0) return out.Integer(0);
   data.Put(args[1], EncodeStored((*v)->type, 0, (*v)->payload));
@@ -146,7 +146,7 @@ void Persist(Args args, DataView& data, resp::Writer& out) {
 }
 
 void Type(Args args, DataView& data, resp::Writer& out) {
-  auto v = data.Find(args[1]);
+  auto v = data.FindStored(args[1]);
   if (ReplyIfError(v.status(), out)) return;
   if (!v->has_value()) return out.Simple("none");
   out.Simple(RedisTypeName((*v)->type));

@@ -122,7 +122,7 @@ struct Source {
 };
 Result<Source> ReadSource(DataView& data, std::string_view key) {
   Source source;
-  RAMPART_ASSIGN_OR_RETURN(auto found, data.Find(key));
+  RAMPART_ASSIGN_OR_RETURN(auto found, data.FindStored(key));  // a string is refused unread
   if (!found.has_value()) return source;
   const ValueType type = RedisTypeOf(found->type);
   if (type != ValueType::kList && type != ValueType::kPagedSet && type != ValueType::kPagedZset) {

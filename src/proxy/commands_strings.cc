@@ -248,7 +248,7 @@ void Set(Args args, DataView& data, resp::Writer& out) {
   std::optional<StoredValue> old;
   if (options->nx || options->xx || options->get || options->keep_ttl) {
     // SET ... GET fails on a non-string; NX/XX only look at existence.
-    auto found = options->get ? FindString(data, args[1]) : data.Find(args[1]);
+    auto found = options->get ? FindString(data, args[1]) : data.FindStored(args[1]);
     if (ReplyIfError(found.status(), out)) return;
     old = *found;
   }
@@ -269,7 +269,7 @@ void Set(Args args, DataView& data, resp::Writer& out) {
 
 // SETNX key value: 1 when it wrote (the key was absent), else 0.
 void SetNx(Args args, DataView& data, resp::Writer& out) {
-  auto v = data.Find(args[1]);
+  auto v = data.FindStored(args[1]);
   if (ReplyIfError(v.status(), out)) return;
   if (v->has_value()) return out.Integer(0);  // exists, whatever its type
   data.Put(args[1], EncodeString(args[2], 0));
@@ -318,7 +318,7 @@ void MSet(Args args, DataView& data, resp::Writer& out) {
 // type; else nothing (0).
 void MSetNx(Args args, DataView& data, resp::Writer& out) {
   for (size_t n = 1; n + 1 < args.size(); n += 2) {
-    auto v = data.Find(args[n]);
+    auto v = data.FindStored(args[n]);
     if (ReplyIfError(v.status(), out)) return;
     if (v->has_value()) return out.Integer(0);
   }
@@ -423,9 +423,14 @@ void GetDel(Args args, DataView& data, resp::Writer& out) {
 }
 
 void StrLen(Args args, DataView& data, resp::Writer& out) {
-  auto v = FindString(data, args[1]);
+  auto v = data.FindStored(args[1]);  // a chunked string's header has its length
   if (ReplyIfError(v.status(), out)) return;
-  out.Integer(v->has_value() ? static_cast<int64_t>((*v)->payload.size()) : 0);
+  if (!v->has_value()) return out.Integer(0);
+  if (RedisTypeOf((*v)->type) != ValueType::kString) return out.Error(kWrongType);
+  if ((*v)->type != ValueType::kChunkedString) return out.Integer(static_cast<int64_t>((*v)->payload.size()));
+  auto header = DecodeChunkedHeader(**v);
+  if (ReplyIfError(header.status(), out)) return;
+  out.Integer(static_cast<int64_t>(header->length));
 }
 
 // APPEND key value: the new length; a missing key is created without expiry,

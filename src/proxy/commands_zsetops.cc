@@ -73,7 +73,7 @@ Result<AlgebraQuery> ParseAlgebra(Args args, Op op, bool store) {
 
 // A sorted set's or a set's members with their scores (a set's are 1).
 Result<ScoreMap> LoadScored(DataView& data, std::string_view key) {
-  RAMPART_ASSIGN_OR_RETURN(auto found, data.Find(key));
+  RAMPART_ASSIGN_OR_RETURN(auto found, data.FindStored(key));  // a string is refused unread
   ScoreMap out;
   if (!found.has_value()) return out;
   if (RedisTypeOf(found->type) == ValueType::kPagedSet) {

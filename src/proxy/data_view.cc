@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "proxy/internal_keys.h"
+
 namespace rampart::proxy {
 
 std::map<std::string, DataView::Entry, std::less<>>::iterator DataView::Set(
@@ -14,7 +16,7 @@ void DataView::Seed(std::string_view key, std::optional<std::string> stored) {
   Set(key, std::move(stored), false);
 }
 
-Result<std::optional<StoredValue>> DataView::Find(std::string_view key) const {
+Result<std::optional<StoredValue>> DataView::FindStored(std::string_view key) const {
   auto it = entries_.find(key);
   if (it == entries_.end() || !it->second.stored.has_value()) return std::optional<StoredValue>();
   auto decoded = DecodeStored(*it->second.stored);
@@ -26,17 +28,149 @@ Result<std::optional<StoredValue>> DataView::Find(std::string_view key) const {
   return std::optional<StoredValue>(*decoded);
 }
 
-Result<std::optional<StoredValue>> DataView::FindTyped(std::string_view key, ValueType type) const {
-  RAMPART_ASSIGN_OR_RETURN(auto found, Find(key));
-  if (found.has_value() && RedisTypeOf(found->type) != RedisTypeOf(type)) {
-    return InvalidArgument(kWrongType);
-  }
-  return found;
+Result<std::optional<StoredValue>> DataView::Find(std::string_view key) const {
+  RAMPART_ASSIGN_OR_RETURN(auto found, FindStored(key));
+  if (!found.has_value() || found->type != ValueType::kChunkedString) return found;
+  return Join(key, *found);
 }
 
-void DataView::Put(std::string_view key, std::string stored) { Set(key, std::move(stored), true); }
+Result<std::optional<StoredValue>> DataView::FindTyped(std::string_view key, ValueType type) const {
+  RAMPART_ASSIGN_OR_RETURN(auto found, FindStored(key));
+  if (!found.has_value()) return found;
+  if (RedisTypeOf(found->type) != RedisTypeOf(type)) return InvalidArgument(kWrongType);
+  if (found->type != ValueType::kChunkedString) return found;
+  return Join(key, *found);
+}
 
-void DataView::Delete(std::string_view key) { Set(key, std::nullopt, true); }
+void DataView::Put(std::string_view key, std::string stored) {
+  if (chunk_bytes_ > 0 && stored.size() > max_value_bytes_ &&
+      stored[0] == static_cast<char>(ValueType::kString) && !IsInternalKey(key)) {
+    return PutChunked(key, stored);
+  }
+  uint64_t keep = 0;
+  if (!stored.empty() && stored[0] == static_cast<char>(ValueType::kChunkedString)) {
+    auto v = DecodeStored(stored);
+    auto header = v.ok() ? DecodeChunkedHeader(*v) : Result<ChunkedHeader>(v.status());
+    if (header.ok()) keep = header->id;
+  }
+  DropChunks(key, keep);
+  Set(key, std::move(stored), true);
+}
+
+void DataView::Delete(std::string_view key) {
+  DropChunks(key, 0);
+  Set(key, std::nullopt, true);
+}
+
+void DataView::set_max_value_bytes(uint64_t n) {
+  max_value_bytes_ = n;
+  chunk_bytes_ = ChunkBytesFor(n);
+}
+
+// ---- Chunked strings -------------------------------------------------------
+
+Result<std::optional<StoredValue>> DataView::Join(std::string_view key, const StoredValue& header) const {
+  auto h = DecodeChunkedHeader(header);
+  auto damaged = [&](auto&&... what) {
+    return Corruption("ERR rampart: the string at \"", key.substr(0, 64), "\" is damaged: ", what...);
+  };
+  if (!h.ok()) return damaged(h.status().message());
+  const uint64_t generation = this->generation(key);
+  auto joined = joined_.find(key);
+  if (joined != joined_.end() && joined->second.generation == generation) {
+    return std::optional<StoredValue>(StoredValue{ValueType::kString, h->expire_at_ms, joined->second.bytes});
+  }
+  const uint64_t count = ChunkCount(*h);
+  if (h->length > kMaxJoinedBytes || count > kMaxChunks) {
+    return damaged("a length of ", h->length, " bytes in ", count, " chunks");
+  }
+  std::vector<std::string_view> chunks;
+  chunks.reserve(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    const std::string chunk_key = ChunkKey(*h, i, key);
+    auto it = entries_.find(chunk_key);
+    if (it == entries_.end()) {
+      NoteMissing(chunk_key, ChunkLength(*h, i));
+      continue;
+    }
+    if (!it->second.stored.has_value()) return damaged("chunk ", i, " of ", count, " is missing");
+    if (it->second.stored->size() != ChunkLength(*h, i)) {
+      return damaged("chunk ", i, " of ", count, " has ", it->second.stored->size(), " bytes, not ",
+                     ChunkLength(*h, i));
+    }
+    chunks.push_back(*it->second.stored);
+  }
+  if (chunks.size() < count) return Unavailable("ERR rampart: a key not read yet");
+  std::string bytes;
+  bytes.reserve(h->length);
+  for (std::string_view chunk : chunks) bytes.append(chunk);
+  // Replaces the key's earlier joined bytes: like a plain value's, a joined
+  // payload lives until the key changes (and is found again).
+  Joined& j = joined_.insert_or_assign(std::string(key), Joined{generation, std::move(bytes)}).first->second;
+  return std::optional<StoredValue>(StoredValue{ValueType::kString, h->expire_at_ms, j.bytes});
+}
+
+std::optional<ChunkedHeader> DataView::ChunkedAt(std::string_view key) const {
+  if (IsInternalKey(key)) return std::nullopt;  // a page or a chunk, whatever its first byte
+  auto it = entries_.find(key);
+  if (it == entries_.end() || !it->second.stored.has_value() || it->second.stored->empty() ||
+      (*it->second.stored)[0] != static_cast<char>(ValueType::kChunkedString)) {
+    return std::nullopt;
+  }
+  auto v = DecodeStored(*it->second.stored);
+  if (!v.ok()) return std::nullopt;
+  auto h = DecodeChunkedHeader(*v);
+  if (!h.ok()) return std::nullopt;
+  return *h;
+}
+
+void DataView::PutChunked(std::string_view key, std::string_view stored) {
+  const StoredValue v{ValueType::kString, DecodeStored(stored)->expire_at_ms, stored.substr(kStoredHeaderBytes)};
+  const std::optional<ChunkedHeader> old = ChunkedAt(key);
+  ChunkedHeader h{v.expire_at_ms, 0, v.payload.size(), chunk_bytes_};
+  // Only a live string's id is kept: an expired one's chunks may be going
+  // already (any proxy's sweeper deletes the pages of an expired header).
+  const bool live = old.has_value() && (old->expire_at_ms == 0 || old->expire_at_ms > now_ms_);
+  const bool same = live && old->chunk_bytes == h.chunk_bytes;
+  h.id = same ? old->id : (Random() | 1);
+  const uint64_t count = ChunkCount(h);
+  for (uint64_t i = 0; i < count; ++i) {
+    const std::string_view bytes = v.payload.substr(i * h.chunk_bytes, ChunkLength(h, i));
+    std::string chunk_key = ChunkKey(h, i, key);
+    auto it = entries_.find(chunk_key);
+    if (same && it != entries_.end() && it->second.stored.has_value() && *it->second.stored == bytes) {
+      continue;  // the view holds these bytes there already
+    }
+    Set(chunk_key, std::string(bytes), true);
+  }
+  if (old.has_value()) {
+    for (uint64_t i = same ? count : 0; i < ChunkCount(*old); ++i) Set(ChunkKey(*old, i, key), std::nullopt, true);
+  }
+  Set(key, EncodeChunkedHeader(h), true);
+}
+
+void DataView::DropChunks(std::string_view key, uint64_t keep) {
+  const std::optional<ChunkedHeader> old = ChunkedAt(key);
+  if (!old.has_value() || old->id == keep) return;
+  for (uint64_t i = 0; i < ChunkCount(*old); ++i) Set(ChunkKey(*old, i, key), std::nullopt, true);
+}
+
+bool DataView::IsChunk(std::string_view key) const {
+  if (!IsInternalKey(key)) return false;
+  const PageKeyParts parts = ParsePageKey(key);
+  const std::optional<ChunkedHeader> h = ChunkedAt(parts.user_key);
+  return h.has_value() && h->id == parts.collection;
+}
+
+void DataView::NoteMissing(std::string_view key, uint64_t expected_bytes) const {
+  if (std::find(missing_.begin(), missing_.end(), key) == missing_.end()) missing_.emplace_back(key);
+  if (expected_bytes > 0) expected_bytes_.insert_or_assign(std::string(key), expected_bytes);
+}
+
+uint64_t DataView::ExpectedBytes(std::string_view key) const {
+  auto it = expected_bytes_.find(key);
+  return it == expected_bytes_.end() ? 0 : it->second;
+}
 
 uint64_t DataView::generation(std::string_view key) const {
   auto it = entries_.find(key);
@@ -69,7 +203,7 @@ Result<std::optional<std::string_view>> DataView::Raw(std::string_view key) {
     }
   }
   if (it == entries_.end()) {
-    if (std::find(missing_.begin(), missing_.end(), key) == missing_.end()) missing_.emplace_back(key);
+    NoteMissing(key);
     return Unavailable("ERR rampart: a key not read yet");
   }
   if (!it->second.stored.has_value()) return std::optional<std::string_view>();

@@ -5,7 +5,8 @@
 // values read as absent.
 //
 // Keys a command finds it needs only while it runs — the pages of a paged
-// collection (collection.h) — are asked for with Raw(): a key the read round
+// collection (collection.h), the chunks of a long string (chunked_string.h)
+// — are asked for with Raw() (chunks: Find): a key the read round
 // did not return is remembered in missing() and answered kUnavailable; the
 // worker then reads the declared keys and every missing key again, in one
 // read transaction, and runs the commands again on a fresh view. So what a
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "proxy/chunked_string.h"
 #include "proxy/page_tree.h"
 #include "proxy/value_codec.h"
 
@@ -43,14 +45,36 @@ class DataView {
   void Seed(std::string_view key, std::optional<std::string> stored);
 
   // The key's live value, nullopt when absent or expired. Corruption when the
-  // stored bytes are not in the proxy's format. REQUIRES: key was seeded or
+  // stored bytes are not in the proxy's format. A chunked string comes
+  // joined, as a kString: a chunk the view does not hold is added to
+  // missing() and gives Unavailable, as Raw(). The payload views bytes the
+  // view keeps until the key is written again. REQUIRES: key was seeded or
   // written (a command reads only the keys it declared).
   Result<std::optional<StoredValue>> Find(std::string_view key) const;
-  // Find, and InvalidArgument(kWrongType) when the key holds another type.
+  // Find, and InvalidArgument(kWrongType) when the key holds another type
+  // (a chunked string's chunks are not asked for then).
   Result<std::optional<StoredValue>> FindTyped(std::string_view key, ValueType type) const;
+  // Find without joining: a chunked string is its header (kChunkedString).
+  // For commands that need only the type, the expiry or the length.
+  Result<std::optional<StoredValue>> FindStored(std::string_view key) const;
 
+  // Writes the key. A string ('s') whose stored form is longer than
+  // set_max_value_bytes() goes in chunks (chunked_string.h): under the id of
+  // the chunked string the view holds at the key, writing only the chunks
+  // whose bytes the view does not hold already, or under a new id. Whatever
+  // the write, the chunks of a chunked string the view held at the key are
+  // deleted — except for a header of the same id (EXPIRE of a long string).
+  // A chunked string the view does not know (a blind SET over one) leaves
+  // its chunks to the sweeper, as an overwritten collection does.
   void Put(std::string_view key, std::string stored);
   void Delete(std::string_view key);
+
+  // The longest value the kv tier takes; 0 (the default): strings are never
+  // chunked.
+  void set_max_value_bytes(uint64_t n);
+  // Whether `key` is a chunk of the chunked string the view holds at its
+  // user key (the worker keeps chunks out of its PageCache).
+  bool IsChunk(std::string_view key) const;
 
   // The stored bytes of any key (nullopt: absent), expired or not. A key that
   // was neither seeded nor written is added to missing() and gives
@@ -58,6 +82,9 @@ class DataView {
   Result<std::optional<std::string_view>> Raw(std::string_view key);
   // The keys Raw() asked for that the view does not hold, in order.
   const std::vector<std::string>& missing() const { return missing_; }
+  // The bytes a missing key's value has, when the view knows (a chunk of a
+  // long string: its header says); 0 otherwise.
+  uint64_t ExpectedBytes(std::string_view key) const;
 
   // For a prediction (Worker::Predict): where Raw() looks for a key the view
   // does not hold before calling it missing — a guess at its stored bytes (a
@@ -123,14 +150,37 @@ class DataView {
                                                          std::optional<std::string> stored,
                                                          bool dirty);
 
+  // Chunked strings (chunked_string.h).
+  Result<std::optional<StoredValue>> Join(std::string_view key, const StoredValue& header) const;
+  // The chunked string's header the view holds at `key`, expired or not.
+  std::optional<ChunkedHeader> ChunkedAt(std::string_view key) const;
+  void PutChunked(std::string_view key, std::string_view stored);
+  // Deletes the chunks of the chunked string the view holds at `key`, unless
+  // its id is `keep`.
+  void DropChunks(std::string_view key, uint64_t keep);
+  void NoteMissing(std::string_view key, uint64_t expected_bytes = 0) const;
+
   std::map<std::string, Entry, std::less<>> entries_;
   uint64_t next_generation_ = 1;
+  uint64_t max_value_bytes_ = 0;
+  uint32_t chunk_bytes_ = 0;
+  // Joined chunked strings by key, with the generation of the header they
+  // were joined from: what Find's results view.
+  struct Joined {
+    uint64_t generation = 0;
+    std::string bytes;
+  };
+  mutable std::map<std::string, Joined, std::less<>> joined_;
+  // A header claiming more is damaged (Redis's strings end at 512 MiB).
+  static constexpr uint64_t kMaxJoinedBytes = uint64_t{512} << 20;
+  static constexpr uint64_t kMaxChunks = uint64_t{1} << 20;
   struct Decoded {
     uint64_t generation = 0;
     std::unique_ptr<TreeNode> node;
   };
   std::map<std::string, Decoded, std::less<>> decoded_;
-  std::vector<std::string> missing_;
+  mutable std::vector<std::string> missing_;  // Find notes chunks it lacks
+  mutable std::map<std::string, uint64_t, std::less<>> expected_bytes_;  // of missing chunks
   GuessFn guess_;
   std::vector<std::string> guessed_;
   bool may_block_ = false;

@@ -22,6 +22,11 @@ class PageCache {
  public:
   explicit PageCache(size_t max_bytes) : max_bytes_(max_bytes) {}
 
+  // Longer values are never kept: an interior page is at most 2 KiB (more
+  // only for one long separator), and a long string's chunks (which may
+  // look like anything) are large.
+  static constexpr size_t kMaxCachedBytes = 64 << 10;
+
   // What was read or written at `key` (nullopt: absent): kept when it is a
   // collection header with an interior root or an interior page, dropped
   // otherwise.

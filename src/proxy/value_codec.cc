@@ -129,7 +129,7 @@ Result<StoredValue> DecodeStored(std::string_view stored) {
                       "-byte header");
   }
   const char type = stored[0];
-  if (std::string_view("shzHSZL").find(type) == std::string_view::npos) {
+  if (std::string_view("shzHSZLB").find(type) == std::string_view::npos) {
     return Corruption("stored value: unknown type byte ", static_cast<int>(static_cast<uint8_t>(type)));
   }
   return StoredValue{static_cast<ValueType>(type), LoadLe(stored.data() + 1, 8), stored.substr(kStoredHeaderBytes)};
@@ -139,6 +139,7 @@ ValueType RedisTypeOf(ValueType type) {
   switch (type) {
     case ValueType::kHash: return ValueType::kPagedHash;
     case ValueType::kZset: return ValueType::kPagedZset;
+    case ValueType::kChunkedString: return ValueType::kString;
     default: return type;
   }
 }

@@ -11,7 +11,8 @@
 //
 //   byte 0      type: 's' string, 'h' hash, 'z' sorted set (whole-value
 //               formats, below), 'H' hash, 'S' set, 'Z' sorted set, 'L' list
-//               (paged collections: docs/collections.md, collection.h)
+//               (paged collections: docs/collections.md, collection.h), 'B'
+//               a string in chunks (chunked_string.h)
 //   bytes 1..8  expire_at: u64 unix milliseconds; 0 = never expires
 //   bytes 9..   payload, by type:
 //
@@ -58,10 +59,11 @@ enum class ValueType : uint8_t {
   kPagedSet = 'S',
   kPagedZset = 'Z',
   kList = 'L',
+  kChunkedString = 'B',  // a string too long for one value; DataView::Find joins it
 };
 
 // The Redis type a stored type is: 'H' for 'h' and 'H', 'Z' for 'z' and 'Z',
-// else the type itself. FindTyped compares these.
+// 's' for 's' and 'B', else the type itself. FindTyped compares these.
 ValueType RedisTypeOf(ValueType type);
 // Redis's name of the type: "string", "hash", "set", "zset", "list".
 std::string_view RedisTypeName(ValueType type);

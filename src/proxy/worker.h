@@ -356,7 +356,11 @@ class Worker {
   uint64_t next_arrival_ = 0;     // Command::arrival of the next command parsed
   std::vector<uint64_t> down_until_ms_;  // per partition: read from another replica until
   bool blocked_on_locks_ = false;
-  uint64_t next_seed_ = 1;  // of the jobs' DataView::Random()
+  // Of the jobs' DataView::Random(), which draws the ids of new collections
+  // and long strings: a random start, so that two workers, proxies or runs
+  // do not give new values at one key the same id (the sweeper tells a
+  // value's pages from an earlier one's by the id).
+  uint64_t next_seed_ = (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
   AbsentGuesses absent_;
   // This turn's read-modify-writes by the lock slots they hold: lock slot ->
   // index of the job in the turn (Worker::LeaderFor).

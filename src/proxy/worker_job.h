@@ -3,6 +3,7 @@
 // session did in the turn so far.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,9 +39,11 @@ struct Worker::Job {
   // When the command was taken (Worker::next_taken_): a session's replies go
   // out in this order, a follower's at its own place, not its leader's.
   uint64_t taken = 0;
-  // Keys the commands asked for beyond the declared ones (collection pages),
-  // read from the second round on.
+  // Keys the commands asked for beyond the declared ones (collection pages,
+  // long strings' chunks), read from the second round on, and the sizes the
+  // views expected of them (DataView::ExpectedBytes; only those known).
   std::vector<std::string> extra_keys;
+  std::map<std::string, uint64_t, std::less<>> extra_bytes;
   int read_rounds = 0;
   uint64_t read_ts = 0;  // of the last read round
   int attempts = 0;

@@ -123,11 +123,21 @@ void Worker::PlaceReads(const Job& job, txn::BatchTxn& txn) {
       }
     }
   }
-  for (const std::string& k : job.extra_keys) txn.reads.push_back({k, ReadPartition(k, now)});
+  for (const std::string& k : job.extra_keys) {
+    // A long string's chunks: their sizes let RunBatch keep each reply within one message.
+    auto bytes = job.extra_bytes.find(k);
+    txn.reads.push_back({k, ReadPartition(k, now), bytes == job.extra_bytes.end() ? 0 : bytes->second});
+  }
 }
 
 std::string Worker::PlaceWrites(Job& job, txn::BatchTxn& txn) {
   const KvConfig& kv = shared_.config.kv;
+  struct Load {
+    uint64_t bytes = 0;  // keys and values
+    uint64_t items = 0;
+  };
+  std::map<uint32_t, Load> on_partition;
+  uint64_t siblings = 4;  // every item carries the write set's keys (a KeyList)
   for (const auto& [key, entry] : job.view->entries()) {
     if (!entry.dirty) continue;
     if (entry.stored.has_value() && entry.stored->size() > kv.max_value_bytes) {
@@ -138,6 +148,21 @@ std::string Worker::PlaceWrites(Job& job, txn::BatchTxn& txn) {
     for (uint32_t p : shared_.ring.ReplicasOf(key)) {
       txn.writes.push_back({key, entry.stored.has_value() ? std::string_view(*entry.stored) : "",
                             !entry.stored.has_value(), p});
+      Load& load = on_partition[p];
+      load.bytes += key.size() + (entry.stored.has_value() ? entry.stored->size() : 0);
+      ++load.items;
+      siblings += 4 + key.size();
+    }
+  }
+  // A write set travels to its partition in one message (a long string's
+  // chunks with its header): kept a MiB under the bound, for the framing.
+  const uint64_t max_message = shared_.config.transport.max_message_size;
+  const uint64_t max_write_bytes = max_message - std::min<uint64_t>(max_message / 2, kMiB);
+  for (const auto& [partition, load] : on_partition) {
+    if (load.bytes + load.items * siblings > max_write_bytes) {
+      return StrCat("ERR rampart: this command writes more than ", max_write_bytes,
+                    " bytes to one kv partition, what one message carries (transport.max_message_size ",
+                    max_message, " less 1 MiB)");
     }
   }
   return "";
@@ -145,13 +170,14 @@ std::string Worker::PlaceWrites(Job& job, txn::BatchTxn& txn) {
 
 void Worker::OfferWrites(const Job& job) {
   for (const auto& [key, entry] : job.view->entries()) {
-    if (entry.dirty) page_cache_.Offer(key, entry.stored);
+    if (entry.dirty && !job.view->IsChunk(key)) page_cache_.Offer(key, entry.stored);
   }
 }
 
 DataView Worker::NewView(uint64_t now, uint64_t seed) const {
   DataView view(now, seed);
   view.set_max_key_bytes(MaxUserKeyBytes());
+  view.set_max_value_bytes(shared_.config.kv.max_value_bytes);  // longer strings go in chunks
   return view;
 }
 
@@ -395,9 +421,9 @@ void Worker::FinishJobs(std::vector<Job>& jobs) {
 bool Worker::ApplyReads(Job& job, txn::BatchTxn& txn, uint64_t now) {
   job.read_ts = txn.read_ts;
   job.view.emplace(NewView(now, job.seed));
-  for (size_t k = 0; k < txn.reads.size(); ++k) {
-    page_cache_.Offer(txn.reads[k].key, txn.values[k]);
-    job.view->Seed(txn.reads[k].key, std::move(txn.values[k]));
+  for (size_t k = 0; k < txn.reads.size(); ++k) job.view->Seed(txn.reads[k].key, std::move(txn.values[k]));
+  for (const auto& [key, entry] : job.view->entries()) {
+    if (!job.view->IsChunk(key)) page_cache_.Offer(key, entry.stored);
   }
   if (!job.watch_check.empty() && WatchedKeyChanged(job, txn)) {
     // A read round before this one may have run the block already (it then
@@ -420,6 +446,9 @@ bool Worker::ApplyReads(Job& job, txn::BatchTxn& txn, uint64_t now) {
     return true;
   }
   job.extra_keys.insert(job.extra_keys.end(), missing.begin(), missing.end());
+  for (const std::string& k : missing) {
+    if (const uint64_t bytes = job.view->ExpectedBytes(k); bytes > 0) job.extra_bytes.insert_or_assign(k, bytes);
+  }
   return false;
 }
 
@@ -434,7 +463,7 @@ uint64_t VersionOf(const txn::BatchTxn& txn, std::string_view key) {
 }
 
 bool Live(const DataView& view, std::string_view key) {
-  auto found = view.Find(key);
+  auto found = view.FindStored(key);  // a long string's header: its chunks need no read
   return found.ok() && found->has_value();
 }
 
