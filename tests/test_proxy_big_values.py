@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from proxy_helpers import Raw, RespError, encode, key, rb, ucx_too  # noqa: F401
+from proxy_helpers import Raw, RespError, encode, key, r, rb, ucx_too  # noqa: F401
 
 MB = 1_000_000
 
@@ -167,3 +167,30 @@ def test_a_read_larger_than_a_message_fails_at_once(redis_target, key):
         assert c.call("MGET", *keys[:10]) == [b"v" * MB] * 10
         for i in range(0, len(keys), 10):  # DEL reads what it deletes: as much at once fails too
             assert c.call("DEL", *keys[i:i + 10]) == 10
+
+
+def test_long_keys(r, key):
+    """Keys far past 1 KiB (URLs as cache keys do): a 50,000-byte string key and a 60,000-byte
+    hash key (its pages live at the key plus 18 bytes), and Redis's keyspace regression "pattern
+    matching very long nested loops": KEYS with 50,000 "*?" gives up and matches nothing."""
+    s, h = key("s") + "a" * 50_000, key("h") + "b" * 60_000
+    assert r.set(s, "1")
+    assert r.get(s) == "1"
+    assert r.hset(h, mapping={f"f{i}": "v" * 100 for i in range(100)}) == 100  # pages, not one value
+    assert r.hget(h, "f57") == "v" * 100
+    assert r.keys("*?" * 50_000) == []
+    assert sorted(r.keys(key("*"))) == sorted([s, h])
+    assert r.delete(s, h) == 2
+
+
+@pytest.mark.proxy_targets("rampart")
+def test_a_key_past_max_key_bytes_is_refused(redis_target, key):
+    """kv.max_key_bytes (64 KiB by default) less the 18 bytes of a page key: one byte more is
+    refused with an error naming the setting, and the connection goes on."""
+    with Raw(redis_target) as c:
+        fits = key() + "k" * (65_518 - len(key()))
+        assert c.call("SET", fits, "v") == b"OK"
+        assert c.call("GET", fits) == b"v"
+        reply = c.call("SET", fits + "k", "v")
+        assert isinstance(reply, RespError) and "kv.max_key_bytes" in str(reply), reply
+        assert c.call("DEL", fits) == 1

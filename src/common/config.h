@@ -90,8 +90,9 @@ struct KvConfig {
   // Milliseconds a transaction may hold or wait for S2PL locks before they are
   // broken, 1..86400000. Default: 10000.
   uint32_t lock_timeout_ms = 10000;
-  // Largest key, 1B..64KiB. Default: 1KiB.
-  uint64_t max_key_bytes = kKiB;
+  // Largest key, 1B..64KiB. Default: 64KiB (Redis has no practical bound:
+  // URLs as cache keys pass 1 KiB).
+  uint64_t max_key_bytes = 64 * kKiB;
   // Largest value, 0B..64MiB. Default: 1MiB.
   uint64_t max_value_bytes = kMiB;
   // Where partitions keep their redo logs: "none" (volatile), "dir" (files
