@@ -120,6 +120,11 @@ TEST_F(ChunkedStringTest, SetSplitsAndGetJoins) {
   EXPECT_EQ(h_.Run({"GET", "k"}), Bulk(value));
   EXPECT_EQ(h_.runs(), 2);  // the header, then the chunks in one more round
   EXPECT_EQ(h_.Run({"GETRANGE", "k", "60", "70"}), Bulk(value.substr(60, 11)));
+  EXPECT_EQ(h_.keys_read(), 3u);  // the header and the two chunks the range crosses
+  EXPECT_EQ(h_.Run({"GETRANGE", "k", "-5", "-1"}), Bulk(value.substr(295)));
+  EXPECT_EQ(h_.keys_read(), 2u);
+  EXPECT_EQ(h_.Run({"GETRANGE", "k", "0", "-1"}), Bulk(value));
+  EXPECT_EQ(h_.Run({"GETRANGE", "k", "400", "500"}), Bulk(""));
   EXPECT_EQ(h_.Run({"TYPE", "k"}), "+string\r\n");
   EXPECT_EQ(h_.Run({"OBJECT", "ENCODING", "k"}), Bulk("raw"));
 
@@ -155,8 +160,15 @@ TEST_F(ChunkedStringTest, ChangesRewriteOnlyTheChunksTheyTouch) {
   // Every change rewrites the header too: its version is the string's (WATCH).
   EXPECT_EQ(Writes({"APPEND", "k", "xyz"}), (std::set<std::string>{"k", ChunkKey(header, 4, "k")}));
   EXPECT_EQ(h_.Run({"APPEND", "k", "xyz"}), Int(303));
+  EXPECT_EQ(h_.keys_read(), 2u);  // the header and the last chunk, not the string
   value += "xyz";
   EXPECT_EQ(HeaderIn(h_, "k").id, header.id);
+
+  ASSERT_EQ(h_.Run({"SET", "full", Text(320)}), kOk);  // five full chunks
+  EXPECT_EQ(h_.Run({"APPEND", "full", "!"}), Int(321));
+  EXPECT_EQ(h_.keys_read(), 1u);  // a full last chunk is not read
+  EXPECT_EQ(h_.Run({"GET", "full"}), Bulk(Text(320) + "!"));
+  ASSERT_EQ(h_.Run({"DEL", "full"}), Int(1));
 
   EXPECT_EQ(Writes({"SETRANGE", "k", "130", "QQ"}), (std::set<std::string>{"k", ChunkKey(header, 2, "k")}));
   EXPECT_EQ(h_.Run({"SETRANGE", "k", "130", "QQ"}), Int(303));

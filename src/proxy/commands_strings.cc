@@ -436,6 +436,16 @@ void StrLen(Args args, DataView& data, resp::Writer& out) {
 // APPEND key value: the new length; a missing key is created without expiry,
 // an existing one keeps its expiry.
 void Append(Args args, DataView& data, resp::Writer& out) {
+  auto stored = data.FindStored(args[1]);
+  if (ReplyIfError(stored.status(), out)) return;
+  if (stored->has_value() && (*stored)->type == ValueType::kChunkedString) {
+    // A long string: its last chunk and the new ones, not the whole string.
+    auto header = DecodeChunkedHeader(**stored);
+    if (ReplyIfError(header.status(), out)) return;
+    if (static_cast<int64_t>(header->length + args[2].size()) > kMaxStringBytes) return out.Error(kTooLong);
+    if (ReplyIfError(data.AppendChunks(args[1], *header, args[2]), out)) return;
+    return out.Integer(static_cast<int64_t>(header->length + args[2].size()));
+  }
   auto v = FindString(data, args[1]);
   if (ReplyIfError(v.status(), out)) return;
   std::string value;
@@ -459,6 +469,18 @@ void GetRange(Args args, DataView& data, resp::Writer& out) {
   if (ReplyIfError(start.status(), out)) return;
   auto end = ParseInt64(args[3]);
   if (ReplyIfError(end.status(), out)) return;
+  auto stored = data.FindStored(args[1]);
+  if (ReplyIfError(stored.status(), out)) return;
+  if (stored->has_value() && (*stored)->type == ValueType::kChunkedString) {
+    // A long string: only the chunks the range crosses.
+    auto header = DecodeChunkedHeader(**stored);
+    if (ReplyIfError(header.status(), out)) return;
+    const auto r = ClampRange(*start, *end, static_cast<int64_t>(header->length), true);
+    if (!r.has_value()) return out.Bulk("");
+    auto bytes = data.ChunkRange(args[1], *header, r->first, r->last - r->first + 1);
+    if (ReplyIfError(bytes.status(), out)) return;
+    return out.Bulk(*bytes);
+  }
   auto v = FindString(data, args[1]);
   if (ReplyIfError(v.status(), out)) return;
   if (!v->has_value()) return out.Bulk("");

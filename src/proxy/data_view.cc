@@ -69,45 +69,80 @@ void DataView::set_max_value_bytes(uint64_t n) {
 
 // ---- Chunked strings -------------------------------------------------------
 
-Result<std::optional<StoredValue>> DataView::Join(std::string_view key, const StoredValue& header) const {
-  auto h = DecodeChunkedHeader(header);
-  auto damaged = [&](auto&&... what) {
-    return Corruption("ERR rampart: the string at \"", key.substr(0, 64), "\" is damaged: ", what...);
-  };
-  if (!h.ok()) return damaged(h.status().message());
-  const uint64_t generation = this->generation(key);
-  auto joined = joined_.find(key);
-  if (joined != joined_.end() && joined->second.generation == generation) {
-    return std::optional<StoredValue>(StoredValue{ValueType::kString, h->expire_at_ms, joined->second.bytes});
+namespace {
+
+template <typename... What>
+Status Damaged(std::string_view key, const What&... what) {
+  return Corruption("ERR rampart: the string at \"", key.substr(0, 64), "\" is damaged: ", what...);
+}
+
+}  // namespace
+
+Result<std::optional<std::string>> DataView::ReadChunks(std::string_view key, const ChunkedHeader& h,
+                                                        uint64_t from, uint64_t n) const {
+  const uint64_t count = ChunkCount(h);
+  if (h.length > kMaxJoinedBytes || count > kMaxChunks) {
+    return Damaged(key, "a length of ", h.length, " bytes in ", count, " chunks");
   }
-  const uint64_t count = ChunkCount(*h);
-  if (h->length > kMaxJoinedBytes || count > kMaxChunks) {
-    return damaged("a length of ", h->length, " bytes in ", count, " chunks");
-  }
+  std::string bytes;
+  if (n == 0) return std::optional<std::string>(std::move(bytes));
+  const uint64_t first = from / h.chunk_bytes, last = (from + n - 1) / h.chunk_bytes;
   std::vector<std::string_view> chunks;
-  chunks.reserve(count);
-  for (uint64_t i = 0; i < count; ++i) {
-    const std::string chunk_key = ChunkKey(*h, i, key);
+  for (uint64_t i = first; i <= last; ++i) {
+    const std::string chunk_key = ChunkKey(h, i, key);
     auto it = entries_.find(chunk_key);
     if (it == entries_.end()) {
-      NoteMissing(chunk_key, ChunkLength(*h, i));
+      NoteMissing(chunk_key, ChunkLength(h, i));
       continue;
     }
-    if (!it->second.stored.has_value()) return damaged("chunk ", i, " of ", count, " is missing");
-    if (it->second.stored->size() != ChunkLength(*h, i)) {
-      return damaged("chunk ", i, " of ", count, " has ", it->second.stored->size(), " bytes, not ",
-                     ChunkLength(*h, i));
+    if (!it->second.stored.has_value()) return Damaged(key, "chunk ", i, " of ", count, " is missing");
+    if (it->second.stored->size() != ChunkLength(h, i)) {
+      return Damaged(key, "chunk ", i, " of ", count, " has ", it->second.stored->size(), " bytes, not ",
+                     ChunkLength(h, i));
     }
     chunks.push_back(*it->second.stored);
   }
-  if (chunks.size() < count) return Unavailable("ERR rampart: a key not read yet");
-  std::string bytes;
-  bytes.reserve(h->length);
+  if (chunks.size() < last - first + 1) return std::optional<std::string>();
+  const uint64_t skip = from - first * h.chunk_bytes;
+  bytes.reserve(skip + n);
   for (std::string_view chunk : chunks) bytes.append(chunk);
-  // Replaces the key's earlier joined bytes: like a plain value's, a joined
-  // payload lives until the key changes (and is found again).
-  Joined& j = joined_.insert_or_assign(std::string(key), Joined{generation, std::move(bytes)}).first->second;
-  return std::optional<StoredValue>(StoredValue{ValueType::kString, h->expire_at_ms, j.bytes});
+  if (skip > 0 || bytes.size() > n) bytes = bytes.substr(skip, n);
+  return std::optional<std::string>(std::move(bytes));
+}
+
+Result<std::string> DataView::ChunkRange(std::string_view key, const ChunkedHeader& h, uint64_t from,
+                                         uint64_t n) const {
+  RAMPART_ASSIGN_OR_RETURN(std::optional<std::string> bytes, ReadChunks(key, h, from, n));
+  if (!bytes.has_value()) return Unavailable("ERR rampart: a key not read yet");
+  return std::move(*bytes);
+}
+
+Result<std::optional<StoredValue>> DataView::Join(std::string_view key, const StoredValue& header) const {
+  auto h = DecodeChunkedHeader(header);
+  if (!h.ok()) return Damaged(key, h.status().message());
+  const uint64_t generation = this->generation(key);
+  auto joined = joined_.find(key);
+  if (joined == joined_.end() || joined->second.generation != generation) {
+    RAMPART_ASSIGN_OR_RETURN(std::string bytes, ChunkRange(key, *h, 0, h->length));
+    // Replaces the key's earlier joined bytes: like a plain value's, a joined
+    // payload lives until the key changes (and is found again).
+    joined = joined_.insert_or_assign(std::string(key), Joined{generation, std::move(bytes)}).first;
+  }
+  return std::optional<StoredValue>(StoredValue{ValueType::kString, h->expire_at_ms, joined->second.bytes});
+}
+
+Status DataView::AppendChunks(std::string_view key, const ChunkedHeader& h, std::string_view bytes) {
+  const uint64_t full = h.length / h.chunk_bytes;  // chunks that stay as they are
+  RAMPART_ASSIGN_OR_RETURN(std::string tail, ChunkRange(key, h, full * h.chunk_bytes,
+                                                        h.length - full * h.chunk_bytes));
+  tail.append(bytes);
+  ChunkedHeader grown = h;
+  grown.length += bytes.size();
+  for (uint64_t i = full; i < ChunkCount(grown); ++i) {
+    Set(ChunkKey(grown, i, key), tail.substr((i - full) * h.chunk_bytes, ChunkLength(grown, i)), true);
+  }
+  Set(key, EncodeChunkedHeader(grown), true);
+  return Status::Ok();
 }
 
 std::optional<ChunkedHeader> DataView::ChunkedAt(std::string_view key) const {

@@ -69,6 +69,17 @@ class DataView {
   void Put(std::string_view key, std::string stored);
   void Delete(std::string_view key);
 
+  // A part of the live chunked string `h` at `key` (FindStored's header):
+  // bytes [from, from + n), reading only the chunks they cross (one the view
+  // lacks is added to missing(): Unavailable). REQUIRES: from + n <= h.length.
+  Result<std::string> ChunkRange(std::string_view key, const ChunkedHeader& h, uint64_t from,
+                                 uint64_t n) const;
+  // Appends `bytes` to the live chunked string `h` at `key`: rewrites its
+  // last chunk when that is not full (Unavailable while the view lacks it),
+  // adds chunks and the header; the other chunks are neither read nor
+  // written.
+  Status AppendChunks(std::string_view key, const ChunkedHeader& h, std::string_view bytes);
+
   // The longest value the kv tier takes; 0 (the default): strings are never
   // chunked.
   void set_max_value_bytes(uint64_t n);
@@ -152,6 +163,9 @@ class DataView {
 
   // Chunked strings (chunked_string.h).
   Result<std::optional<StoredValue>> Join(std::string_view key, const StoredValue& header) const;
+  // ChunkRange's work: nullopt when chunks are missing (noted).
+  Result<std::optional<std::string>> ReadChunks(std::string_view key, const ChunkedHeader& h,
+                                                uint64_t from, uint64_t n) const;
   // The chunked string's header the view holds at `key`, expired or not.
   std::optional<ChunkedHeader> ChunkedAt(std::string_view key) const;
   void PutChunked(std::string_view key, std::string_view stored);
