@@ -5,6 +5,24 @@
 #include "proxy/internal_keys.h"
 
 namespace rampart::proxy {
+namespace {
+
+// The chunked string's header `stored` is, if it is one (well formed).
+std::optional<ChunkedHeader> ChunkedHeaderOf(std::string_view stored) {
+  if (stored.empty() || stored[0] != static_cast<char>(ValueType::kChunkedString)) return std::nullopt;
+  auto v = DecodeStored(stored);
+  if (!v.ok()) return std::nullopt;
+  auto h = DecodeChunkedHeader(*v);
+  if (!h.ok()) return std::nullopt;
+  return *h;
+}
+
+template <typename... What>
+Status Damaged(std::string_view key, const What&... what) {
+  return Corruption("ERR rampart: the string at \"", key.substr(0, 64), "\" is damaged: ", what...);
+}
+
+}  // namespace
 
 std::map<std::string, DataView::Entry, std::less<>>::iterator DataView::Set(
     std::string_view key, std::optional<std::string> stored, bool dirty) {
@@ -45,15 +63,11 @@ Result<std::optional<StoredValue>> DataView::FindTyped(std::string_view key, Val
 void DataView::Put(std::string_view key, std::string stored) {
   if (chunk_bytes_ > 0 && stored.size() > max_value_bytes_ &&
       stored[0] == static_cast<char>(ValueType::kString) && !IsInternalKey(key)) {
-    return PutChunked(key, stored);
+    const StoredValue v = *DecodeStored(stored);  // longer than its header: decodes
+    return PutChunked(key, v.expire_at_ms, v.payload);
   }
-  uint64_t keep = 0;
-  if (!stored.empty() && stored[0] == static_cast<char>(ValueType::kChunkedString)) {
-    auto v = DecodeStored(stored);
-    auto header = v.ok() ? DecodeChunkedHeader(*v) : Result<ChunkedHeader>(v.status());
-    if (header.ok()) keep = header->id;
-  }
-  DropChunks(key, keep);
+  const std::optional<ChunkedHeader> header = ChunkedHeaderOf(stored);
+  DropChunks(key, header.has_value() ? header->id : 0);  // EXPIRE of a long string keeps them
   Set(key, std::move(stored), true);
 }
 
@@ -69,23 +83,14 @@ void DataView::set_max_value_bytes(uint64_t n) {
 
 // ---- Chunked strings -------------------------------------------------------
 
-namespace {
-
-template <typename... What>
-Status Damaged(std::string_view key, const What&... what) {
-  return Corruption("ERR rampart: the string at \"", key.substr(0, 64), "\" is damaged: ", what...);
-}
-
-}  // namespace
-
-Result<std::optional<std::string>> DataView::ReadChunks(std::string_view key, const ChunkedHeader& h,
-                                                        uint64_t from, uint64_t n) const {
+Result<std::string> DataView::ChunkRange(std::string_view key, const ChunkedHeader& h, uint64_t from,
+                                         uint64_t n) const {
   const uint64_t count = ChunkCount(h);
   if (h.length > kMaxJoinedBytes || count > kMaxChunks) {
     return Damaged(key, "a length of ", h.length, " bytes in ", count, " chunks");
   }
   std::string bytes;
-  if (n == 0) return std::optional<std::string>(std::move(bytes));
+  if (n == 0) return bytes;
   const uint64_t first = from / h.chunk_bytes, last = (from + n - 1) / h.chunk_bytes;
   std::vector<std::string_view> chunks;
   for (uint64_t i = first; i <= last; ++i) {
@@ -102,19 +107,12 @@ Result<std::optional<std::string>> DataView::ReadChunks(std::string_view key, co
     }
     chunks.push_back(*it->second.stored);
   }
-  if (chunks.size() < last - first + 1) return std::optional<std::string>();
+  if (chunks.size() < last - first + 1) return Unavailable("ERR rampart: a key not read yet");
   const uint64_t skip = from - first * h.chunk_bytes;
   bytes.reserve(skip + n);
   for (std::string_view chunk : chunks) bytes.append(chunk);
   if (skip > 0 || bytes.size() > n) bytes = bytes.substr(skip, n);
-  return std::optional<std::string>(std::move(bytes));
-}
-
-Result<std::string> DataView::ChunkRange(std::string_view key, const ChunkedHeader& h, uint64_t from,
-                                         uint64_t n) const {
-  RAMPART_ASSIGN_OR_RETURN(std::optional<std::string> bytes, ReadChunks(key, h, from, n));
-  if (!bytes.has_value()) return Unavailable("ERR rampart: a key not read yet");
-  return std::move(*bytes);
+  return bytes;
 }
 
 Result<std::optional<StoredValue>> DataView::Join(std::string_view key, const StoredValue& header) const {
@@ -148,21 +146,13 @@ Status DataView::AppendChunks(std::string_view key, const ChunkedHeader& h, std:
 std::optional<ChunkedHeader> DataView::ChunkedAt(std::string_view key) const {
   if (IsInternalKey(key)) return std::nullopt;  // a page or a chunk, whatever its first byte
   auto it = entries_.find(key);
-  if (it == entries_.end() || !it->second.stored.has_value() || it->second.stored->empty() ||
-      (*it->second.stored)[0] != static_cast<char>(ValueType::kChunkedString)) {
-    return std::nullopt;
-  }
-  auto v = DecodeStored(*it->second.stored);
-  if (!v.ok()) return std::nullopt;
-  auto h = DecodeChunkedHeader(*v);
-  if (!h.ok()) return std::nullopt;
-  return *h;
+  if (it == entries_.end() || !it->second.stored.has_value()) return std::nullopt;
+  return ChunkedHeaderOf(*it->second.stored);
 }
 
-void DataView::PutChunked(std::string_view key, std::string_view stored) {
-  const StoredValue v{ValueType::kString, DecodeStored(stored)->expire_at_ms, stored.substr(kStoredHeaderBytes)};
+void DataView::PutChunked(std::string_view key, uint64_t expire_at_ms, std::string_view payload) {
   const std::optional<ChunkedHeader> old = ChunkedAt(key);
-  ChunkedHeader h{v.expire_at_ms, 0, v.payload.size(), chunk_bytes_};
+  ChunkedHeader h{expire_at_ms, 0, payload.size(), chunk_bytes_};
   // Only a live string's id is kept: an expired one's chunks may be going
   // already (any proxy's sweeper deletes the pages of an expired header).
   const bool live = old.has_value() && (old->expire_at_ms == 0 || old->expire_at_ms > now_ms_);
@@ -170,7 +160,7 @@ void DataView::PutChunked(std::string_view key, std::string_view stored) {
   h.id = same ? old->id : (Random() | 1);
   const uint64_t count = ChunkCount(h);
   for (uint64_t i = 0; i < count; ++i) {
-    const std::string_view bytes = v.payload.substr(i * h.chunk_bytes, ChunkLength(h, i));
+    const std::string_view bytes = payload.substr(i * h.chunk_bytes, ChunkLength(h, i));
     std::string chunk_key = ChunkKey(h, i, key);
     auto it = entries_.find(chunk_key);
     if (same && it != entries_.end() && it->second.stored.has_value() && *it->second.stored == bytes) {
@@ -178,16 +168,17 @@ void DataView::PutChunked(std::string_view key, std::string_view stored) {
     }
     Set(chunk_key, std::string(bytes), true);
   }
-  if (old.has_value()) {
-    for (uint64_t i = same ? count : 0; i < ChunkCount(*old); ++i) Set(ChunkKey(*old, i, key), std::nullopt, true);
-  }
+  if (old.has_value()) DeleteChunks(key, *old, same ? count : 0);  // past the new end, or all
   Set(key, EncodeChunkedHeader(h), true);
 }
 
 void DataView::DropChunks(std::string_view key, uint64_t keep) {
   const std::optional<ChunkedHeader> old = ChunkedAt(key);
-  if (!old.has_value() || old->id == keep) return;
-  for (uint64_t i = 0; i < ChunkCount(*old); ++i) Set(ChunkKey(*old, i, key), std::nullopt, true);
+  if (old.has_value() && old->id != keep) DeleteChunks(key, *old, 0);
+}
+
+void DataView::DeleteChunks(std::string_view key, const ChunkedHeader& h, uint64_t first) {
+  for (uint64_t i = first; i < ChunkCount(h); ++i) Set(ChunkKey(h, i, key), std::nullopt, true);
 }
 
 bool DataView::IsChunk(std::string_view key) const {

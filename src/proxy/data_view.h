@@ -163,15 +163,14 @@ class DataView {
 
   // Chunked strings (chunked_string.h).
   Result<std::optional<StoredValue>> Join(std::string_view key, const StoredValue& header) const;
-  // ChunkRange's work: nullopt when chunks are missing (noted).
-  Result<std::optional<std::string>> ReadChunks(std::string_view key, const ChunkedHeader& h,
-                                                uint64_t from, uint64_t n) const;
   // The chunked string's header the view holds at `key`, expired or not.
   std::optional<ChunkedHeader> ChunkedAt(std::string_view key) const;
-  void PutChunked(std::string_view key, std::string_view stored);
+  void PutChunked(std::string_view key, uint64_t expire_at_ms, std::string_view payload);
   // Deletes the chunks of the chunked string the view holds at `key`, unless
   // its id is `keep`.
   void DropChunks(std::string_view key, uint64_t keep);
+  // Deletes chunks `first`.. of the chunked string `h` at `key`.
+  void DeleteChunks(std::string_view key, const ChunkedHeader& h, uint64_t first);
   void NoteMissing(std::string_view key, uint64_t expected_bytes = 0) const;
 
   std::map<std::string, Entry, std::less<>> entries_;

@@ -8,7 +8,7 @@ namespace rampart::proxy {
 void PageCache::Offer(std::string_view key, const std::optional<std::string>& value) {
   auto it = index_.find(key);
   if (it != index_.end()) Drop(it->second);
-  if (!value.has_value() || value->size() > kMaxCachedBytes) return;  // a string's chunk
+  if (!value.has_value() || value->size() > kMaxCachedBytes) return;
   const bool upper = IsInternalKey(key) ? IsInteriorPage(*value) : HasInteriorRoot(*value);
   if (!upper || value->size() + key.size() > max_bytes_) return;
   lru_.push_front(Entry{std::string(key), *value});

@@ -23,8 +23,8 @@ class PageCache {
   explicit PageCache(size_t max_bytes) : max_bytes_(max_bytes) {}
 
   // Longer values are never kept: an interior page is at most 2 KiB (more
-  // only for one long separator), and a long string's chunks (which may
-  // look like anything) are large.
+  // only for one long separator). (A long string's chunks, which may look
+  // like anything, the worker never offers: DataView::IsChunk.)
   static constexpr size_t kMaxCachedBytes = 64 << 10;
 
   // What was read or written at `key` (nullopt: absent): kept when it is a
