@@ -1,11 +1,12 @@
 # The two set-up commands of the README:
 #   make run   installs what is missing, builds, starts a local cluster (`rampart up`) on the
 #              embedded default configuration until Ctrl-C
-#   make test  installs what is missing, builds, runs every test (unit tests, the RESP
-#              fuzzer, the pytest integration tests in tests/, then the ASan/UBSan build)
+#   make test  installs what is missing, builds, runs every test (unit tests, the two
+#              fuzzers, the pytest integration tests in tests/, then the ASan/UBSan build)
 # Other targets: build, build-asan, unit-test, fuzz-test, integration-test, asan-test, bench,
-# ycsb-build, ycsb, clean. fuzz-test builds the libFuzzer target for the proxy's RESP parser with
-# clang (ASan/UBSan) and runs it for FUZZ_TIME seconds on a copy of src/proxy/fuzz/corpus; a
+# ycsb-build, ycsb, clean. fuzz-test builds the libFuzzer targets for the proxy's RESP parser and
+# RESTORE's payload decoder with clang (ASan/UBSan) and runs each for FUZZ_TIME seconds on a copy
+# of its seed corpus (src/proxy/fuzz/corpus, dump_corpus); a
 # crash fails it and leaves the input in $(FUZZ_BUILD). ycsb runs YCSB against a fresh
 # `rampart up` cluster (ycsb/run.sh with its defaults: workloada through the proxy for 10 s;
 # `ycsb/run.sh --help` for modes, workloads and properties); ycsb-build compiles the YCSB
@@ -55,11 +56,22 @@ $(FUZZ_BUILD)/resp_fuzz: src/proxy/resp.cc src/proxy/resp.h src/proxy/fuzz/resp_
 	clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	  -Isrc src/proxy/resp.cc src/proxy/fuzz/resp_fuzz.cc -o $@
 
-fuzz-test: deps $(FUZZ_BUILD)/resp_fuzz
+# RESTORE's payload decoder likewise: it needs Status, ISA-L's crc64 and liblzf besides.
+$(FUZZ_BUILD)/dump_fuzz: src/proxy/redis_dump.cc src/proxy/redis_dump.h src/common/status.cc \
+                         src/proxy/fuzz/dump_fuzz.cc | deps
+	@mkdir -p $(FUZZ_BUILD)
+	clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  -Isrc $$(pkg-config --cflags liblzf) src/proxy/redis_dump.cc src/common/status.cc \
+	  src/proxy/fuzz/dump_fuzz.cc -lisal $$(pkg-config --libs liblzf) -o $@
+
+fuzz-test: deps $(FUZZ_BUILD)/resp_fuzz $(FUZZ_BUILD)/dump_fuzz
 	rm -rf $(FUZZ_BUILD)/corpus && cp -r src/proxy/fuzz/corpus $(FUZZ_BUILD)/corpus
 	$(FUZZ_BUILD)/resp_fuzz -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=5 \
 	  -dict=src/proxy/fuzz/resp.dict -artifact_prefix=$(FUZZ_BUILD)/ -print_final_stats=1 \
 	  $(FUZZ_BUILD)/corpus
+	rm -rf $(FUZZ_BUILD)/dump_corpus && cp -r src/proxy/fuzz/dump_corpus $(FUZZ_BUILD)/dump_corpus
+	$(FUZZ_BUILD)/dump_fuzz -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=5 \
+	  -artifact_prefix=$(FUZZ_BUILD)/dump- -print_final_stats=1 $(FUZZ_BUILD)/dump_corpus
 
 # The pytest integration tests (tests/) run the Release binary; pytest is
 # pinned in tests/requirements.txt and installed into $(VENV).

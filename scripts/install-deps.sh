@@ -14,7 +14,8 @@ packages=(
   libxxhash-dev                   # hashing
   libabsl-dev                     # absl::node_hash_map: the kv-nodes' key index
   nlohmann-json3-dev              # benchmark JSON
-  libisal-dev                     # crc32c (crc32_iscsi), XOR parity
+  libisal-dev                     # crc32c (crc32_iscsi), XOR parity, crc64 (DUMP payloads)
+  liblzf-dev                      # LZF: RESTORE of Redis's compressed strings
   liburing-dev                    # storage-node io_uring engine
   libssl-dev                      # libcrypto: HMAC-SHA256 of the peers' handshake (cluster secret)
   libjemalloc-dev                 # malloc of the rampart binary (CMakeLists.txt says why)

@@ -1,14 +1,19 @@
-// COPY, RENAME, RENAMENX, OBJECT and MEMORY, and the sweeper's internal commands.
+// COPY, RENAME, RENAMENX, DUMP, RESTORE, OBJECT and MEMORY, and the sweeper's
+// internal commands.
 // A string (or a whole-value hash / sorted set) is one stored value and is
 // copied as it is; a paged collection's page keys carry its user key
 // (docs/collections.md), so a copy or a rename writes the collection anew
 // under the destination: every element is read and the trees are rebuilt on
 // new pages. RENAME of a large collection therefore costs its size, where
 // Redis's is O(1) (docs/proxy.md, "Where rampart differs from Redis 7.0").
+#include <algorithm>
+#include <limits>
+
 #include "proxy/chunked_string.h"
 #include "proxy/collection.h"
 #include "proxy/commands_internal.h"
 #include "proxy/internal_keys.h"
+#include "proxy/redis_dump.h"
 
 namespace rampart::proxy::internal {
 namespace {
@@ -113,6 +118,144 @@ void Rename(Args args, DataView& data, resp::Writer& out) {
   auto moved = CopyValue(data, args[1], args[2], /*move=*/true);
   if (ReplyIfError(moved.status(), out)) return;
   if (nx) return out.Integer(1);
+  out.Simple("OK");
+}
+
+// ---- DUMP and RESTORE (Redis's payload: redis_dump.h) ------------------------
+
+namespace {
+
+// The live value at `key` as DUMP carries it; nullopt when absent.
+Result<std::optional<DumpedValue>> DumpedValueAt(DataView& data, std::string_view key) {
+  using T = DumpedValue::Type;
+  RAMPART_ASSIGN_OR_RETURN(auto found, data.Find(key));  // a long string joined
+  if (!found.has_value()) return std::optional<DumpedValue>();
+  const ValueType type = RedisTypeOf(found->type);
+  DumpedValue v;
+  if (type == ValueType::kString) {
+    v.string = std::string(found->payload);
+    return std::optional<DumpedValue>(std::move(v));
+  }
+  if (type == ValueType::kPagedZset) {
+    RAMPART_ASSIGN_OR_RETURN(Zset z, Zset::Open(data, key));
+    RAMPART_ASSIGN_OR_RETURN(v.scored, z.ScoreOrderRange({0, z.size()}, /*reverse=*/false));
+    v.type = T::kZset;
+    return std::optional<DumpedValue>(std::move(v));
+  }
+  RAMPART_ASSIGN_OR_RETURN(Collection c, Collection::Open(data, key, type));
+  RAMPART_ASSIGN_OR_RETURN(std::vector<TreeEntry> entries, AllEntries(c.tree()));
+  v.type = type == ValueType::kPagedHash ? T::kHash : type == ValueType::kList ? T::kList : T::kSet;
+  for (TreeEntry& e : entries) {
+    if (v.type == T::kHash) {
+      v.fields.emplace_back(std::move(e.key), std::move(e.value));
+    } else {
+      v.elements.push_back(std::move(v.type == T::kList ? e.value : e.key));
+    }
+  }
+  return std::optional<DumpedValue>(std::move(v));
+}
+
+// Writes `v` at `key` with the expiry `expire_at_ms` (0: none), replacing
+// whatever the key holds.
+Status StoreDumpedValue(DataView& data, std::string_view key, DumpedValue v, uint64_t expire_at_ms) {
+  using T = DumpedValue::Type;
+  auto key_order = [](const TreeEntry& a, const TreeEntry& b) { return a.key < b.key; };
+  std::vector<TreeEntry> entries;
+  switch (v.type) {
+    case T::kString:
+      data.Put(key, EncodeString(v.string, expire_at_ms));  // in chunks when long
+      return Status::Ok();
+    case T::kZset: {
+      Zset z = Zset::Create(data, key);
+      z.Fill(std::move(v.scored));
+      z.collection().set_expire_at_ms(expire_at_ms);
+      return z.Save();
+    }
+    case T::kHash:
+      for (auto& [field, value] : v.fields) entries.push_back({std::move(field), std::move(value)});
+      std::sort(entries.begin(), entries.end(), key_order);
+      break;
+    case T::kSet:
+      for (std::string& member : v.elements) entries.push_back({std::move(member), ""});
+      std::sort(entries.begin(), entries.end(), key_order);
+      break;
+    case T::kList:
+      for (std::string& element : v.elements) entries.push_back({"", std::move(element)});
+      break;
+  }
+  const ValueType type = v.type == T::kHash  ? ValueType::kPagedHash
+                         : v.type == T::kSet ? ValueType::kPagedSet
+                                             : ValueType::kList;
+  Collection c = Collection::Create(data, key, type);
+  c.Rebuild(0, std::move(entries));
+  c.set_expire_at_ms(expire_at_ms);
+  return c.Save();
+}
+
+struct RestoreOptions {
+  bool replace = false;
+  bool absolute_ttl = false;
+};
+
+// RESTORE's options after the payload, checked as Redis 7.0's restoreCommand
+// does. IDLETIME and FREQ are checked and have no effect (no access times).
+Result<RestoreOptions> ParseRestoreOptions(Args args) {
+  RestoreOptions o;
+  bool idletime = false, freq = false;
+  for (size_t n = 4; n < args.size(); ++n) {
+    const bool has_value = n + 1 < args.size();
+    if (EqualsNoCase(args[n], "replace")) {
+      o.replace = true;
+    } else if (EqualsNoCase(args[n], "absttl")) {
+      o.absolute_ttl = true;
+    } else if (EqualsNoCase(args[n], "idletime") && has_value && !freq) {
+      RAMPART_ASSIGN_OR_RETURN(int64_t idle, ParseInt64(args[++n]));
+      if (idle < 0) return InvalidArgument("ERR Invalid IDLETIME value, must be >= 0");
+      idletime = true;
+    } else if (EqualsNoCase(args[n], "freq") && has_value && !idletime) {
+      RAMPART_ASSIGN_OR_RETURN(int64_t f, ParseInt64(args[++n]));
+      if (f < 0 || f > 255) return InvalidArgument("ERR Invalid FREQ value, must be >= 0 and <= 255");
+      freq = true;
+    } else {
+      return InvalidArgument("ERR syntax error");
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+// DUMP key: the value in Redis's serialization, or nil.
+void Dump(Args args, DataView& data, resp::Writer& out) {
+  auto v = DumpedValueAt(data, args[1]);
+  if (ReplyIfError(v.status(), out)) return;
+  if (!v->has_value()) return out.Null();
+  out.Bulk(EncodeDumpPayload(**v));
+}
+
+// RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]
+void Restore(Args args, DataView& data, resp::Writer& out) {
+  auto options = ParseRestoreOptions(args);
+  if (ReplyIfError(options.status(), out)) return;
+  if (!options->replace && Exists(data, args[1])) {
+    return out.Error("BUSYKEY Target key name already exists.");
+  }
+  auto ttl = ParseInt64(args[2]);
+  if (ReplyIfError(ttl.status(), out)) return;
+  if (*ttl < 0) return out.Error("ERR Invalid TTL value, must be >= 0");
+  auto value = DecodeDumpPayload(args[3]);
+  if (ReplyIfError(value.status(), out)) return;
+  const uint64_t now = data.now_ms();
+  constexpr auto kMaxMs = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  // A relative TTL past int64 wraps negative in Redis (ttl += mstime()),
+  // which then finds the key already expired: so here too.
+  const bool wraps = !options->absolute_ttl && static_cast<uint64_t>(*ttl) > kMaxMs - now;
+  const uint64_t expire_at = *ttl == 0 ? 0 : options->absolute_ttl ? *ttl : wraps ? 1 : now + *ttl;
+  if (expire_at != 0 && expire_at <= now) {  // restored already expired: only the old value goes
+    if (options->replace) data.Delete(args[1]);
+    return out.Simple("OK");
+  }
+  if (ReplyIfError(StoreDumpedValue(data, args[1], std::move(*value), expire_at), out)) return;
   out.Simple("OK");
 }
 

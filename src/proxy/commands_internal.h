@@ -95,6 +95,8 @@ std::vector<std::string_view> BlockingMultiPopKeys(Args args);  // B[L|Z]MPOP ti
 RAMPART_PROXY_APPLY(Watch);
 RAMPART_PROXY_APPLY(Copy);    // commands_copy.cc
 RAMPART_PROXY_APPLY(Rename);  // RENAME, RENAMENX
+RAMPART_PROXY_APPLY(Dump);
+RAMPART_PROXY_APPLY(Restore);
 RAMPART_PROXY_APPLY(Object);
 std::vector<std::string_view> ObjectKeys(Args args);
 RAMPART_PROXY_APPLY(Memory);  // MEMORY USAGE, MEMORY HELP
