@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <set>
 #include <string>
 
@@ -187,6 +188,58 @@ TEST_F(ChunkedStringTest, ChangesRewriteOnlyTheChunksTheyTouch) {
   EXPECT_EQ(HeaderIn(h_, "k").id, header.id);
   EXPECT_EQ(h_.store().size(), 3u);
   EXPECT_EQ(h_.Run({"GET", "k"}), Bulk(Text(100)));
+}
+
+// SETRANGE, SETBIT, GETBIT, BITCOUNT and BITPOS of a long string read (and
+// write) only the chunks of the part they touch, and answer as they do on
+// the same string stored whole (a harness that never chunks).
+TEST_F(ChunkedStringTest, PartsAreReadAndWrittenByTheirChunks) {
+  CommandHarness whole;  // the model: the same commands on an unchunked string
+  auto both = [&](const std::vector<std::string>& args) {
+    const std::string reply = h_.RunStrings(args);
+    EXPECT_EQ(reply, whole.RunStrings(args)) << args[0] << " " << (args.size() > 2 ? args[2] : "");
+    return reply;
+  };
+  both({"SET", "k", Text(300)});  // chunks 0..4 of 64 bytes, the last of 44
+  const ChunkedHeader header = HeaderIn(h_, "k");
+  EXPECT_EQ(Writes({"SETRANGE", "k", "130", "QQ"}), (std::set<std::string>{"k", ChunkKey(header, 2, "k")}));
+  both({"SETRANGE", "k", "130", "QQ"});
+  EXPECT_EQ(h_.keys_read(), 2u);  // the header and chunk 2
+  both({"SETRANGE", "k", "126", "ABCD"});  // across chunks 1 and 2
+  EXPECT_EQ(h_.keys_read(), 3u);
+  EXPECT_EQ(both({"SETBIT", "k", "801", "1"}), Int(1));  // byte 100: 'a' + 100 % 23
+  EXPECT_EQ(h_.keys_read(), 2u);
+  both({"GETBIT", "k", "1000"});
+  EXPECT_EQ(h_.keys_read(), 2u);
+  both({"GETBIT", "k", "100000"});  // past the end: no chunk
+  EXPECT_EQ(h_.keys_read(), 1u);
+  both({"BITCOUNT", "k", "100", "110"});
+  EXPECT_EQ(h_.keys_read(), 2u);
+  both({"BITPOS", "k", "1", "200", "-1", "BYTE"});
+  EXPECT_EQ(h_.keys_read(), 3u);  // chunks 3 and 4
+  EXPECT_EQ(Writes({"SETBIT", "k", "2500", "1"}),  // byte 312, past the end: chunk 4 grows
+            (std::set<std::string>{"k", ChunkKey(header, 4, "k")}));
+  both({"SETRANGE", "k", "700", "far"});  // zeros from 300 to 700, chunks 4..10
+  EXPECT_EQ(h_.keys_read(), 2u);
+  EXPECT_EQ(HeaderIn(h_, "k").id, header.id);
+  // Random parts against the model.
+  std::mt19937 rng(7);
+  for (int n = 0; n < 400; ++n) {
+    const std::string at = std::to_string(rng() % 900), bit = std::to_string(rng() % 7200);
+    const std::string a = std::to_string(static_cast<int>(rng() % 1000) - 500);
+    const std::string b = std::to_string(static_cast<int>(rng() % 1000) - 500);
+    switch (rng() % 7) {
+      case 0: both({"SETRANGE", "k", at, Text(1 + rng() % 150, 'A')}); break;
+      case 1: both({"SETBIT", "k", bit, std::to_string(rng() % 2)}); break;
+      case 2: both({"GETBIT", "k", bit}); break;
+      case 3: both({"BITCOUNT", "k", a, b, rng() % 2 ? "BIT" : "BYTE"}); break;
+      case 4: both({"BITPOS", "k", std::to_string(rng() % 2), a, b, rng() % 2 ? "BIT" : "BYTE"}); break;
+      case 5: both({"BITPOS", "k", std::to_string(rng() % 2), a}); break;
+      default: both({"APPEND", "k", Text(rng() % 20)}); break;
+    }
+  }
+  both({"GET", "k"});
+  both({"BITCOUNT", "k"});
 }
 
 TEST_F(ChunkedStringTest, DeleteAndOverwriteTakeTheChunksAlong) {

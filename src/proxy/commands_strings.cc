@@ -28,6 +28,18 @@ Result<std::optional<StoredValue>> FindString(DataView& data, std::string_view k
   return data.FindTyped(key, ValueType::kString);
 }
 
+// The header of the long string (chunked_string.h) at `key`, or nullopt
+// when the key holds anything else or nothing: the commands that read or
+// change a part of a string then touch only the chunks of that part.
+Result<std::optional<ChunkedHeader>> LongStringAt(DataView& data, std::string_view key) {
+  RAMPART_ASSIGN_OR_RETURN(auto stored, data.FindStored(key));
+  if (!stored.has_value() || stored->type != ValueType::kChunkedString) {
+    return std::optional<ChunkedHeader>();
+  }
+  RAMPART_ASSIGN_OR_RETURN(ChunkedHeader h, DecodeChunkedHeader(*stored));
+  return std::optional<ChunkedHeader>(h);
+}
+
 // A string value as a bulk reply, nil when absent.
 void ReplyValue(const std::optional<StoredValue>& v, resp::Writer& out) {
   if (v.has_value()) {
@@ -158,10 +170,10 @@ int64_t FindBit(std::string_view s, Range r, bool value) {
   return -1;
 }
 
-// The bit range that start..end mean over s: byte indexes (BYTE, the default)
+// The bit range that start..end mean over a string of `len` bytes: byte indexes (BYTE, the default)
 // or bit indexes (BIT) in args[unit_at] when args has it; "ERR syntax error"
 // for another word there. nullopt: an empty range.
-Result<std::optional<Range>> BitRange(std::string_view s, Args args, size_t unit_at, int64_t start,
+Result<std::optional<Range>> BitRange(int64_t len, Args args, size_t unit_at, int64_t start,
                                       int64_t end, bool reversed_negatives_empty) {
   bool bits = false;
   if (args.size() > unit_at) {
@@ -171,11 +183,49 @@ Result<std::optional<Range>> BitRange(std::string_view s, Args args, size_t unit
       return InvalidArgument("ERR syntax error");
     }
   }
-  const int64_t len = static_cast<int64_t>(s.size());
   auto r = ClampRange(start, end, bits ? len * 8 : len, reversed_negatives_empty);
   if (r.has_value() && !bits) r = Range{r->first * 8, r->last * 8 + 7};
   return r;
 }
+
+// The string at a key as BITCOUNT and BITPOS read it: its length, and bytes
+// that hold a byte range — a plain string whole, of a long string only the
+// chunks the range crosses.
+class BitSource {
+ public:
+  static Result<BitSource> At(DataView& data, std::string_view key) {
+    BitSource source(data, key);
+    RAMPART_ASSIGN_OR_RETURN(source.header_, LongStringAt(data, key));
+    if (!source.header_.has_value()) {
+      RAMPART_ASSIGN_OR_RETURN(source.plain_, FindString(data, key));
+    }
+    return source;
+  }
+  bool exists() const { return header_.has_value() || plain_.has_value(); }
+  int64_t length() const {
+    return static_cast<int64_t>(header_.has_value() ? header_->length : plain_ ? plain_->payload.size() : 0);
+  }
+  // Bytes that hold [first, last] of the string, starting at its byte
+  // `base`; valid while this source lives and the key is not written.
+  // REQUIRES: 0 <= first <= last < length().
+  struct Span {
+    std::string_view bytes;
+    int64_t base = 0;
+  };
+  Result<Span> Bytes(int64_t first, int64_t last) {
+    if (!header_.has_value()) return Span{plain_->payload, 0};
+    RAMPART_ASSIGN_OR_RETURN(read_, data_->ChunkRange(key_, *header_, first, last - first + 1));
+    return Span{read_, first};
+  }
+
+ private:
+  BitSource(DataView& data, std::string_view key) : data_(&data), key_(key) {}
+  DataView* data_;
+  std::string key_;
+  std::optional<ChunkedHeader> header_;
+  std::optional<StoredValue> plain_;
+  std::string read_;
+};
 
 // Redis's getBitOffsetFromArgument: a strict int64, >= 0, whose byte is below
 // 512 MiB, else "ERR bit offset is not an integer or out of range".
@@ -436,15 +486,12 @@ void StrLen(Args args, DataView& data, resp::Writer& out) {
 // APPEND key value: the new length; a missing key is created without expiry,
 // an existing one keeps its expiry.
 void Append(Args args, DataView& data, resp::Writer& out) {
-  auto stored = data.FindStored(args[1]);
-  if (ReplyIfError(stored.status(), out)) return;
-  if (stored->has_value() && (*stored)->type == ValueType::kChunkedString) {
-    // A long string: its last chunk and the new ones, not the whole string.
-    auto header = DecodeChunkedHeader(**stored);
-    if (ReplyIfError(header.status(), out)) return;
-    if (static_cast<int64_t>(header->length + args[2].size()) > kMaxStringBytes) return out.Error(kTooLong);
-    if (ReplyIfError(data.AppendChunks(args[1], *header, args[2]), out)) return;
-    return out.Integer(static_cast<int64_t>(header->length + args[2].size()));
+  auto long_string = LongStringAt(data, args[1]);
+  if (ReplyIfError(long_string.status(), out)) return;
+  if (const auto& h = *long_string; h.has_value()) {  // its last chunk and new ones
+    if (static_cast<int64_t>(h->length + args[2].size()) > kMaxStringBytes) return out.Error(kTooLong);
+    if (!args[2].empty() && ReplyIfError(data.WriteChunks(args[1], *h, h->length, args[2]), out)) return;
+    return out.Integer(static_cast<int64_t>(h->length + args[2].size()));
   }
   auto v = FindString(data, args[1]);
   if (ReplyIfError(v.status(), out)) return;
@@ -469,15 +516,12 @@ void GetRange(Args args, DataView& data, resp::Writer& out) {
   if (ReplyIfError(start.status(), out)) return;
   auto end = ParseInt64(args[3]);
   if (ReplyIfError(end.status(), out)) return;
-  auto stored = data.FindStored(args[1]);
-  if (ReplyIfError(stored.status(), out)) return;
-  if (stored->has_value() && (*stored)->type == ValueType::kChunkedString) {
-    // A long string: only the chunks the range crosses.
-    auto header = DecodeChunkedHeader(**stored);
-    if (ReplyIfError(header.status(), out)) return;
-    const auto r = ClampRange(*start, *end, static_cast<int64_t>(header->length), true);
+  auto long_string = LongStringAt(data, args[1]);
+  if (ReplyIfError(long_string.status(), out)) return;
+  if (const auto& h = *long_string; h.has_value()) {  // only the chunks the range crosses
+    const auto r = ClampRange(*start, *end, static_cast<int64_t>(h->length), true);
     if (!r.has_value()) return out.Bulk("");
-    auto bytes = data.ChunkRange(args[1], *header, r->first, r->last - r->first + 1);
+    auto bytes = data.ChunkRange(args[1], *h, r->first, r->last - r->first + 1);
     if (ReplyIfError(bytes.status(), out)) return;
     return out.Bulk(*bytes);
   }
@@ -496,6 +540,15 @@ void SetRange(Args args, DataView& data, resp::Writer& out) {
   auto offset = ParseInt64(args[2]);
   if (ReplyIfError(offset.status(), out)) return;
   if (*offset < 0) return out.Error("ERR offset is out of range");
+  auto long_string = LongStringAt(data, args[1]);
+  if (ReplyIfError(long_string.status(), out)) return;
+  if (const auto& h = *long_string; h.has_value()) {  // only the chunks it writes
+    const std::string_view value = args[3];
+    if (value.empty()) return out.Integer(static_cast<int64_t>(h->length));
+    if (*offset > kMaxStringBytes - static_cast<int64_t>(value.size())) return out.Error(kTooLong);
+    if (ReplyIfError(data.WriteChunks(args[1], *h, *offset, value), out)) return;
+    return out.Integer(static_cast<int64_t>(std::max<uint64_t>(h->length, *offset + value.size())));
+  }
   auto v = FindString(data, args[1]);
   if (ReplyIfError(v.status(), out)) return;
   const std::string_view value = args[3];
@@ -518,13 +571,27 @@ void SetBit(Args args, DataView& data, resp::Writer& out) {
   if (ReplyIfError(offset.status(), out)) return;
   auto on = ParseInt64(args[3]);
   if (!on.ok() || (*on & ~int64_t{1}) != 0) return out.Error("ERR bit is not an integer or out of range");
+  const uint8_t mask = static_cast<uint8_t>(0x80 >> (*offset & 7));
+  const uint64_t byte_at = static_cast<uint64_t>(*offset >> 3);
+  auto long_string = LongStringAt(data, args[1]);
+  if (ReplyIfError(long_string.status(), out)) return;
+  if (const auto& h = *long_string; h.has_value()) {  // only the chunk of the bit
+    auto old = byte_at < h->length ? data.ChunkRange(args[1], *h, byte_at, 1) : std::string(1, '\0');
+    if (ReplyIfError(old.status(), out)) return;
+    const uint8_t was = static_cast<uint8_t>((*old)[0]);
+    const uint8_t now = *on == 1 ? was | mask : was & ~mask;
+    if ((byte_at >= h->length || now != was) &&
+        ReplyIfError(data.WriteChunks(args[1], *h, byte_at, std::string(1, static_cast<char>(now))), out)) {
+      return;
+    }
+    return out.Integer((was & mask) != 0 ? 1 : 0);
+  }
   auto v = FindString(data, args[1]);
   if (ReplyIfError(v.status(), out)) return;
   std::string s(v->has_value() ? (*v)->payload : std::string_view());
-  const size_t byte = static_cast<size_t>(*offset >> 3);
+  const size_t byte = static_cast<size_t>(byte_at);
   const bool grown = s.size() <= byte;
   if (grown) s.resize(byte + 1, '\0');
-  const uint8_t mask = static_cast<uint8_t>(0x80 >> (*offset & 7));
   const bool was = (static_cast<uint8_t>(s[byte]) & mask) != 0;
   if (grown || was != (*on == 1)) {
     s[byte] = static_cast<char>(*on == 1 ? s[byte] | mask : s[byte] & ~mask);
@@ -537,20 +604,28 @@ void SetBit(Args args, DataView& data, resp::Writer& out) {
 void GetBit(Args args, DataView& data, resp::Writer& out) {
   auto offset = ParseBitOffset(args[2]);
   if (ReplyIfError(offset.status(), out)) return;
+  const size_t byte = static_cast<size_t>(*offset >> 3);
+  auto long_string = LongStringAt(data, args[1]);
+  if (ReplyIfError(long_string.status(), out)) return;
+  if (const auto& h = *long_string; h.has_value()) {  // only the chunk of the bit
+    if (byte >= h->length) return out.Integer(0);
+    auto b = data.ChunkRange(args[1], *h, byte, 1);
+    if (ReplyIfError(b.status(), out)) return;
+    return out.Integer((static_cast<uint8_t>((*b)[0]) & (0x80 >> (*offset & 7))) != 0);
+  }
   auto v = FindString(data, args[1]);
   if (ReplyIfError(v.status(), out)) return;
   if (!v->has_value()) return out.Integer(0);
   const std::string_view s = (*v)->payload;
-  const size_t byte = static_cast<size_t>(*offset >> 3);
   out.Integer(byte < s.size() && (static_cast<uint8_t>(s[byte]) & (0x80 >> (*offset & 7))) != 0);
 }
 
 // BITCOUNT key [start end [BYTE|BIT]]: the 1 bits in the range. A missing key
 // is 0 before the arguments are looked at (Redis 7.0's order).
 void BitCount(Args args, DataView& data, resp::Writer& out) {
-  auto v = FindString(data, args[1]);
-  if (ReplyIfError(v.status(), out)) return;
-  if (!v->has_value()) return out.Integer(0);
+  auto source = BitSource::At(data, args[1]);
+  if (ReplyIfError(source.status(), out)) return;
+  if (!source->exists()) return out.Integer(0);
   int64_t start = 0, end = -1;
   if (args.size() == 3 || args.size() > 5) return out.Error("ERR syntax error");
   if (args.size() >= 4) {
@@ -561,23 +636,21 @@ void BitCount(Args args, DataView& data, resp::Writer& out) {
     start = *parsed_start;
     end = *parsed_end;
   }
-  const std::string_view s = (*v)->payload;
-  auto r = BitRange(s, args, 4, start, end, /*reversed_negatives_empty=*/true);
+  auto r = BitRange(source->length(), args, 4, start, end, /*reversed_negatives_empty=*/true);
   if (ReplyIfError(r.status(), out)) return;
-  out.Integer(r->has_value() ? CountOnes(s, **r) : 0);
+  if (!r->has_value()) return out.Integer(0);
+  auto span = source->Bytes((*r)->first >> 3, (*r)->last >> 3);
+  if (ReplyIfError(span.status(), out)) return;
+  const int64_t base_bit = span->base * 8;
+  out.Integer(CountOnes(span->bytes, Range{(*r)->first - base_bit, (*r)->last - base_bit}));
 }
-
-// BITPOS key 0|1 [start [end [BYTE|BIT]]]: the first such bit in the range,
-// -1 when there is none — except that without an end, a search for 0 in a
-// string of ones answers the first bit after the range (the string reads as
-// padded with zeros), and a missing key answers 0 for 0.
 void BitPos(Args args, DataView& data, resp::Writer& out) {
   auto bit = ParseInt64(args[2]);
   if (ReplyIfError(bit.status(), out)) return;
   if (*bit != 0 && *bit != 1) return out.Error("ERR The bit argument must be 1 or 0.");
-  auto v = FindString(data, args[1]);
-  if (ReplyIfError(v.status(), out)) return;
-  if (!v->has_value()) return out.Integer(*bit == 1 ? -1 : 0);
+  auto source = BitSource::At(data, args[1]);
+  if (ReplyIfError(source.status(), out)) return;
+  if (!source->exists()) return out.Integer(*bit == 1 ? -1 : 0);
   if (args.size() > 6) return out.Error("ERR syntax error");
   int64_t start = 0, end = -1;
   if (args.size() >= 4) {
@@ -595,11 +668,14 @@ void BitPos(Args args, DataView& data, resp::Writer& out) {
     if (ReplyIfError(parsed.status(), out)) return;
     end = *parsed;
   }
-  const std::string_view s = (*v)->payload;
-  auto r = BitRange(s, args, 5, start, end, /*reversed_negatives_empty=*/false);
+  auto r = BitRange(source->length(), args, 5, start, end, /*reversed_negatives_empty=*/false);
   if (ReplyIfError(r.status(), out)) return;
   if (!r->has_value()) return out.Integer(-1);
-  const int64_t found = FindBit(s, **r, *bit == 1);
+  auto span = source->Bytes((*r)->first >> 3, (*r)->last >> 3);
+  if (ReplyIfError(span.status(), out)) return;
+  const int64_t base_bit = span->base * 8;
+  int64_t found = FindBit(span->bytes, Range{(*r)->first - base_bit, (*r)->last - base_bit}, *bit == 1);
+  if (found >= 0) found += base_bit;
   out.Integer(found >= 0 || *bit == 1 || end_given ? found : (*r)->last + 1);
 }
 

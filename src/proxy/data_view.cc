@@ -129,15 +129,22 @@ Result<std::optional<StoredValue>> DataView::Join(std::string_view key, const St
   return std::optional<StoredValue>(StoredValue{ValueType::kString, h->expire_at_ms, joined->second.bytes});
 }
 
-Status DataView::AppendChunks(std::string_view key, const ChunkedHeader& h, std::string_view bytes) {
-  const uint64_t full = h.length / h.chunk_bytes;  // chunks that stay as they are
-  RAMPART_ASSIGN_OR_RETURN(std::string tail, ChunkRange(key, h, full * h.chunk_bytes,
-                                                        h.length - full * h.chunk_bytes));
-  tail.append(bytes);
+Status DataView::WriteChunks(std::string_view key, const ChunkedHeader& h, uint64_t offset,
+                             std::string_view bytes) {
   ChunkedHeader grown = h;
-  grown.length += bytes.size();
-  for (uint64_t i = full; i < ChunkCount(grown); ++i) {
-    Set(ChunkKey(grown, i, key), tail.substr((i - full) * h.chunk_bytes, ChunkLength(grown, i)), true);
+  grown.length = std::max(h.length, offset + bytes.size());
+  const uint64_t first = std::min(offset, h.length) / h.chunk_bytes;  // chunks that change
+  const uint64_t last = (offset + bytes.size() - 1) / h.chunk_bytes;
+  const uint64_t begin = first * h.chunk_bytes;
+  const uint64_t end = std::min(grown.length, (last + 1) * h.chunk_bytes);
+  std::string region;  // bytes [begin, end) as they will be
+  if (begin < h.length) {
+    RAMPART_ASSIGN_OR_RETURN(region, ChunkRange(key, h, begin, std::min(end, h.length) - begin));
+  }
+  region.resize(end - begin, '\0');
+  region.replace(offset - begin, bytes.size(), bytes);
+  for (uint64_t i = first; i <= last; ++i) {
+    Set(ChunkKey(grown, i, key), region.substr((i - first) * h.chunk_bytes, ChunkLength(grown, i)), true);
   }
   Set(key, EncodeChunkedHeader(grown), true);
   return Status::Ok();

@@ -74,11 +74,14 @@ class DataView {
   // lacks is added to missing(): Unavailable). REQUIRES: from + n <= h.length.
   Result<std::string> ChunkRange(std::string_view key, const ChunkedHeader& h, uint64_t from,
                                  uint64_t n) const;
-  // Appends `bytes` to the live chunked string `h` at `key`: rewrites its
-  // last chunk when that is not full (Unavailable while the view lacks it),
-  // adds chunks and the header; the other chunks are neither read nor
-  // written.
-  Status AppendChunks(std::string_view key, const ChunkedHeader& h, std::string_view bytes);
+  // Writes `bytes` at `offset` into the live chunked string `h` at `key`
+  // (SETRANGE, SETBIT, APPEND at h.length), zero bytes between its end and
+  // `offset`: reads and rewrites only the chunks the write crosses — from the
+  // one holding min(offset, h.length) on — (Unavailable while the view lacks
+  // one), adds chunks past the end, and rewrites the header; the other chunks
+  // are neither read nor written. REQUIRES: bytes is not empty.
+  Status WriteChunks(std::string_view key, const ChunkedHeader& h, uint64_t offset,
+                     std::string_view bytes);
 
   // The longest value the kv tier takes; 0 (the default): strings are never
   // chunked.
