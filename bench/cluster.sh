@@ -29,10 +29,11 @@ bench_init() {
   bench_venv
 }
 
-bench_venv() {
-  if [ ! -x bench/.venv/bin/python ]; then
-    python3 -m venv bench/.venv
+bench_venv() {  # (re)installs when requirements.txt is newer than the venv's stamp
+  [ -x bench/.venv/bin/python ] || python3 -m venv bench/.venv
+  if [ ! bench/.venv/.installed -nt bench/requirements.txt ]; then
     bench/.venv/bin/pip install -q -r bench/requirements.txt
+    touch bench/.venv/.installed
   fi
 }
 
