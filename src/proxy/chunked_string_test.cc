@@ -197,7 +197,11 @@ TEST_F(ChunkedStringTest, PartsAreReadAndWrittenByTheirChunks) {
   CommandHarness whole;  // the model: the same commands on an unchunked string
   auto both = [&](const std::vector<std::string>& args) {
     const std::string reply = h_.RunStrings(args);
-    EXPECT_EQ(reply, whole.RunStrings(args)) << args[0] << " " << (args.size() > 2 ? args[2] : "");
+    EXPECT_EQ(reply, whole.RunStrings(args)) << [&] {
+      std::string text;
+      for (const std::string& arg : args) text += (arg.size() > 40 ? arg.substr(0, 40) + "..." : arg) + " ";
+      return text;
+    }();
     return reply;
   };
   both({"SET", "k", Text(300)});  // chunks 0..4 of 64 bytes, the last of 44
@@ -205,6 +209,7 @@ TEST_F(ChunkedStringTest, PartsAreReadAndWrittenByTheirChunks) {
   EXPECT_EQ(Writes({"SETRANGE", "k", "130", "QQ"}), (std::set<std::string>{"k", ChunkKey(header, 2, "k")}));
   both({"SETRANGE", "k", "130", "QQ"});
   EXPECT_EQ(h_.keys_read(), 2u);  // the header and chunk 2
+  EXPECT_EQ(Writes({"SETRANGE", "k", "130", "QQ"}), (std::set<std::string>{"k"}));  // same bytes
   both({"SETRANGE", "k", "126", "ABCD"});  // across chunks 1 and 2
   EXPECT_EQ(h_.keys_read(), 3u);
   EXPECT_EQ(both({"SETBIT", "k", "801", "1"}), Int(1));  // byte 100: 'a' + 100 % 23
@@ -222,24 +227,58 @@ TEST_F(ChunkedStringTest, PartsAreReadAndWrittenByTheirChunks) {
   both({"SETRANGE", "k", "700", "far"});  // zeros from 300 to 700, chunks 4..10
   EXPECT_EQ(h_.keys_read(), 2u);
   EXPECT_EQ(HeaderIn(h_, "k").id, header.id);
-  // Random parts against the model.
+  // Random parts against the model: places near the end and the chunk
+  // boundaries, runs of ones (BITPOS 0 without an end), every argument shape,
+  // the expiry kept; now and then the string set anew at another length.
   std::mt19937 rng(7);
-  for (int n = 0; n < 400; ++n) {
-    const std::string at = std::to_string(rng() % 900), bit = std::to_string(rng() % 7200);
-    const std::string a = std::to_string(static_cast<int>(rng() % 1000) - 500);
-    const std::string b = std::to_string(static_cast<int>(rng() % 1000) - 500);
-    switch (rng() % 7) {
-      case 0: both({"SETRANGE", "k", at, Text(1 + rng() % 150, 'A')}); break;
-      case 1: both({"SETBIT", "k", bit, std::to_string(rng() % 2)}); break;
-      case 2: both({"GETBIT", "k", bit}); break;
-      case 3: both({"BITCOUNT", "k", a, b, rng() % 2 ? "BIT" : "BYTE"}); break;
-      case 4: both({"BITPOS", "k", std::to_string(rng() % 2), a, b, rng() % 2 ? "BIT" : "BYTE"}); break;
-      case 5: both({"BITPOS", "k", std::to_string(rng() % 2), a}); break;
-      default: both({"APPEND", "k", Text(rng() % 20)}); break;
+  auto near = [&](uint64_t len) {  // a byte offset around the end or a chunk boundary
+    const uint64_t anchor = rng() % 2 ? len : (len / kLimit + rng() % 3) * kLimit;
+    return std::to_string(std::max<int64_t>(0, static_cast<int64_t>(anchor + rng() % 5) - 2));
+  };
+  auto signed_at = [&](uint64_t len, int scale) {  // a start or end of a range, any sign
+    const int64_t span = static_cast<int64_t>(len) * scale + 10;
+    return std::to_string(static_cast<int64_t>(rng() % (2 * span)) - span);
+  };
+  both({"PEXPIRE", "k", "100000"});
+  for (int n = 0; n < 600; ++n) {
+    const uint64_t len = static_cast<uint64_t>(std::stoll(h_.Run({"STRLEN", "k"}).substr(1)));
+    const bool bits = rng() % 2;
+    const std::string unit = bits ? "BIT" : "BYTE", a = signed_at(len, bits ? 8 : 1),
+                      b = signed_at(len, bits ? 8 : 1);
+    switch (rng() % 10) {
+      case 0: both({"SETRANGE", "k", near(len), Text(1 + rng() % 150, 'A')}); break;
+      case 1: both({"SETRANGE", "k", near(len), std::string(1 + rng() % 100, '\xff')}); break;
+      case 2: {
+        const std::string bit = std::to_string(std::stoll(near(len)) * 8 + rng() % 8);
+        both({"SETBIT", "k", bit, std::to_string(rng() % 2)});
+        break;
+      }
+      case 3: both({"GETBIT", "k", std::to_string(rng() % (len * 8 + 64))}); break;
+      case 4: both({"BITCOUNT", "k", a, b, unit}); break;
+      case 5: both({"BITCOUNT", "k", a, b}); break;
+      case 6: both({"BITPOS", "k", std::to_string(rng() % 2), a, b, unit}); break;
+      case 7: both({"BITPOS", "k", std::to_string(rng() % 2), a, rng() % 2 ? b : "-1"}); break;
+      case 8: both({"BITPOS", "k", std::to_string(rng() % 2), a}); break;
+      default:
+        if (rng() % 8 == 0) {
+          both({"SET", "k", Text(kLimit + rng() % 500, 'a' + rng() % 3), "KEEPTTL"});
+        } else {
+          both({"APPEND", "k", Text(rng() % 20)});
+        }
+        break;
     }
   }
   both({"GET", "k"});
   both({"BITCOUNT", "k"});
+  both({"PTTL", "k"});
+  // What the store holds: the header and exactly its chunks, each as long as it must be.
+  const ChunkedHeader last = HeaderIn(h_, "k");
+  EXPECT_EQ(h_.store().size(), 1 + ChunkCount(last));
+  for (uint64_t i = 0; i < ChunkCount(last); ++i) {
+    auto it = h_.store().find(ChunkKey(last, i, "k"));
+    ASSERT_NE(it, h_.store().end()) << i;
+    EXPECT_EQ(it->second.size(), ChunkLength(last, i)) << i;
+  }
 }
 
 TEST_F(ChunkedStringTest, DeleteAndOverwriteTakeTheChunksAlong) {

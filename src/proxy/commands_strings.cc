@@ -36,8 +36,12 @@ Result<std::optional<ChunkedHeader>> LongStringAt(DataView& data, std::string_vi
   if (!stored.has_value() || stored->type != ValueType::kChunkedString) {
     return std::optional<ChunkedHeader>();
   }
-  RAMPART_ASSIGN_OR_RETURN(ChunkedHeader h, DecodeChunkedHeader(*stored));
-  return std::optional<ChunkedHeader>(h);
+  auto h = DecodeChunkedHeader(*stored);
+  if (!h.ok()) {
+    return Corruption("ERR rampart: the string at \"", key.substr(0, 64), "\" is damaged: ",
+                      h.status().message());
+  }
+  return std::optional<ChunkedHeader>(*h);
 }
 
 // A string value as a bulk reply, nil when absent.
@@ -644,6 +648,11 @@ void BitCount(Args args, DataView& data, resp::Writer& out) {
   const int64_t base_bit = span->base * 8;
   out.Integer(CountOnes(span->bytes, Range{(*r)->first - base_bit, (*r)->last - base_bit}));
 }
+
+// BITPOS key 0|1 [start [end [BYTE|BIT]]]: the first such bit in the range,
+// -1 when there is none — except that without an end, a search for 0 in a
+// string of ones answers the first bit after the range (the string reads as
+// padded with zeros), and a missing key answers 0 for 0.
 void BitPos(Args args, DataView& data, resp::Writer& out) {
   auto bit = ParseInt64(args[2]);
   if (ReplyIfError(bit.status(), out)) return;

@@ -141,9 +141,19 @@ Status DataView::WriteChunks(std::string_view key, const ChunkedHeader& h, uint6
   if (begin < h.length) {
     RAMPART_ASSIGN_OR_RETURN(region, ChunkRange(key, h, begin, std::min(end, h.length) - begin));
   }
+  const uint64_t old_end = region.size();  // begin + old_end: the old string's end, or `end`
   region.resize(end - begin, '\0');
+  // A chunk of the old string whose bytes stay as they were is not rewritten.
+  std::vector<bool> changed(last - first + 1, false);
+  for (uint64_t i = first; i <= last; ++i) {
+    const uint64_t from = (i - first) * h.chunk_bytes, to = from + ChunkLength(grown, i);
+    const uint64_t lo = std::max(from, offset - begin), hi = std::min(to, offset - begin + bytes.size());
+    changed[i - first] = to > old_end || (hi > lo && region.compare(lo, hi - lo, bytes.substr(
+                                                           lo - (offset - begin), hi - lo)) != 0);
+  }
   region.replace(offset - begin, bytes.size(), bytes);
   for (uint64_t i = first; i <= last; ++i) {
+    if (!changed[i - first]) continue;
     Set(ChunkKey(grown, i, key), region.substr((i - first) * h.chunk_bytes, ChunkLength(grown, i)), true);
   }
   Set(key, EncodeChunkedHeader(grown), true);

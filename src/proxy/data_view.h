@@ -76,10 +76,11 @@ class DataView {
                                  uint64_t n) const;
   // Writes `bytes` at `offset` into the live chunked string `h` at `key`
   // (SETRANGE, SETBIT, APPEND at h.length), zero bytes between its end and
-  // `offset`: reads and rewrites only the chunks the write crosses — from the
-  // one holding min(offset, h.length) on — (Unavailable while the view lacks
-  // one), adds chunks past the end, and rewrites the header; the other chunks
-  // are neither read nor written. REQUIRES: bytes is not empty.
+  // `offset`: reads only the chunks the write crosses — from the one holding
+  // min(offset, h.length) on — (Unavailable while the view lacks one),
+  // rewrites those whose bytes change, adds chunks past the end, and
+  // rewrites the header; the other chunks are neither read nor written.
+  // REQUIRES: bytes is not empty.
   Status WriteChunks(std::string_view key, const ChunkedHeader& h, uint64_t offset,
                      std::string_view bytes);
 

@@ -43,7 +43,7 @@ inline constexpr uint16_t kRestoreMaxRdbVersion = 11;
 // The most a payload decodes to by default: its strings' and elements'
 // bytes, 32 more for each (LZF and tiny elements make a value much larger
 // than its payload). Twice what one command writes to a partition by default
-// (transport.max_message_size, 64 MiB): nothing larger could be stored.
+// (transport.max_message_size, 64 MiB): RESTORE could not write more.
 inline constexpr uint64_t kMaxRestoredBytes = uint64_t{128} << 20;
 
 // The payload of `v`, in the plain RDB encodings every Redis since 2.x reads:
