@@ -484,3 +484,23 @@ def test_info_blocked_clients_after_timeout(redis_target, r, key):
         wait_blocked_clients(r, before)
     finally:
         waiter.close()
+
+
+def test_wait_answers_like_a_server_without_replicas(redis_target, r, key):
+    """WAIT's checks and errors as Redis's; without replicas (proxy.replicas = 1, and a
+    redis-server with none) it answers 0 — at once when 0 are asked for. Queued in MULTI."""
+    r.set(key("w"), "v")
+    assert r.execute_command("WAIT", 0, 0) == 0
+    assert r.execute_command("WAIT", 0, 100) == 0
+    for args in (("x", 0), (0, "x"), (0, -1), (0, 1.5)):
+        with pytest.raises(redis.ResponseError) as e:
+            r.execute_command("WAIT", *args)
+        assert str(e.value) == {("x", 0): "value is not an integer or out of range",
+                                (0, "x"): "timeout is not an integer or out of range",
+                                (0, -1): "timeout is negative",
+                                (0, 1.5): "timeout is not an integer or out of range"}[args]
+    with r.pipeline(transaction=True) as p:
+        p.execute_command("WAIT", 0, 0)
+        p.get(key("w"))
+        assert p.execute() == [0, "v"]
+

@@ -74,6 +74,11 @@ def test_reads_fail_over_to_the_other_replica(replicated):
         assert r.mset({k: f"v-{k}" for k in chunk})
     assert r.mget(keys) == [f"v-{k}" for k in keys]
     assert r.dbsize() == len(keys)  # two copies each, counted once
+    # Every write answered is on both copies: WAIT says one other replica has it, at once.
+    started = time.monotonic()
+    assert r.execute_command("WAIT", 1, 0) == 1
+    assert r.execute_command("WAIT", 5, 200) == 1
+    assert time.monotonic() - started < 5
 
     os.kill(procs[1].pid, signal.SIGKILL)
     procs[1].wait(timeout=10)

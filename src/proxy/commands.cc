@@ -146,6 +146,7 @@ constexpr CommandSpec kCommands[] = {
     {"type", 2, K::kRead, 1, 1, 1, i::Type},
     {"unlink", -2, K::kWrite, 1, -1, 1, i::Del},
     {"unwatch", 1, K::kConnection},
+    {"wait", 3, K::kConnection},
     {"watch", -2, K::kRead, 1, -1, 1, i::Watch},
     {"zadd", -4, K::kWrite, 1, 1, 1, i::ZAdd},
     {"zcard", 2, K::kRead, 1, 1, 1, i::ZCard},

@@ -64,6 +64,16 @@ void Worker::ConnectionCommand(Session& s, const Command& c, std::string& reply)
     out.Bulk(std::to_string(us / 1'000'000));
     return out.Bulk(std::to_string(us % 1'000'000));
   }
+  if (name == "wait") {
+    // WAIT numreplicas timeout: a write is answered only once all of its key's
+    // proxy.replicas copies hold it, so the other copies have acknowledged
+    // every write answered before: never blocks (docs/proxy.md).
+    auto timeout = ParseInt64(a[2]);
+    if (!timeout.ok()) return out.Error("ERR timeout is not an integer or out of range");
+    if (*timeout < 0) return out.Error("ERR timeout is negative");
+    if (auto n = ParseInt64(a[1]); !n.ok()) return out.Error(n.status().message());
+    return out.Integer(static_cast<int64_t>(shared_.config.proxy.replicas) - 1);
+  }
   if (name == "unwatch") {
     s.watched.clear();
     return out.Simple("OK");
