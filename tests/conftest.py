@@ -22,6 +22,7 @@ import subprocess
 import time
 
 import pytest
+import redis
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 RAMPART = pathlib.Path(os.environ.get("RAMPART_BIN", ROOT / "build" / "release" / "rampart"))
@@ -473,6 +474,27 @@ def auth_target(request, tmp_path_factory):
     name = request.param
     yield from run_target(make_target(name, tmp_path_factory.mktemp(f"auth-{name}"),
                                       requirepass=REDIS_PASSWORD))
+
+
+@pytest.fixture(scope="module")
+def redis_and_rampart(tmp_path_factory):
+    """A redis-server and the proxy of a `rampart up` cluster (tcp) at once, for tests that
+    compare their answers or move data between them: (redis client, rampart client), bytes
+    replies."""
+    targets = [make_target(name, tmp_path_factory.mktemp(f"pair-{name}"))
+               for name in ("redis", "rampart")]
+    runs = [run_target(t) for t in targets]
+    started = []
+    try:
+        for run in runs:
+            started.append(next(run))
+        clients = [redis.Redis(host=t.host, port=t.port, socket_timeout=60) for t in started]
+        yield clients
+        for c in clients:
+            c.close()
+    finally:
+        for run in runs[:len(started)]:
+            run.close()
 
 
 @pytest.fixture(params=TARGETS)

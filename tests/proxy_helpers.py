@@ -154,6 +154,18 @@ class Raw:
         return b"".join(chunks), False
 
 
+def replies_of(clients, *args):
+    """Each client's reply to one command, an error reply as ("error", its text): for tests
+    that send the same commands to a redis-server and to rampart and compare."""
+    replies = []
+    for c in clients:
+        try:
+            replies.append(c.execute_command(*args))
+        except redis.ResponseError as e:
+            replies.append(("error", str(e)))
+    return replies
+
+
 def error_text(reply):
     """The text of an error reply of Raw.call (the reply must be one)."""
     assert isinstance(reply, RespError), f"expected an error reply, got {reply!r}"

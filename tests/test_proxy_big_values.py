@@ -74,6 +74,10 @@ def test_commands_on_a_long_string(rb, key):
     assert rb.mget(k, copy) == [b"x" * (2 * MB), b"y" * (2 * MB)]
     with pytest.raises(Exception, match="WRONGTYPE"):
         rb.lpush(k, b"e")
+    # BITOP over two long strings into a third (all in chunks)
+    assert rb.set(k, b"x" * (3 * MB)) and rb.set(copy, b"\x0f" * (2 * MB))
+    assert rb.execute_command("BITOP", "XOR", moved, k, copy) == 3 * MB
+    assert rb.get(moved) == bytes([ord("x") ^ 0x0F]) * (2 * MB) + b"x" * MB
 
 
 @ucx_too

@@ -14,28 +14,10 @@ import time
 import pytest
 import redis
 
-from conftest import make_target, run_target
+from proxy_helpers import replies_of
+
 
 MB = 1_000_000
-
-
-@pytest.fixture(scope="module")
-def servers(tmp_path_factory):
-    """(redis-server client, rampart proxy client), bytes replies."""
-    targets = [make_target(name, tmp_path_factory.mktemp(f"dump-{name}"))
-               for name in ("redis", "rampart")]
-    runs = [run_target(t) for t in targets]
-    started = []
-    try:
-        for run in runs:
-            started.append(next(run))
-        clients = [redis.Redis(host=t.host, port=t.port, socket_timeout=60) for t in started]
-        yield clients
-        for c in clients:
-            c.close()
-    finally:
-        for run in runs[:len(started)]:
-            run.close()
 
 
 def build_values(c, prefix):
@@ -88,9 +70,9 @@ def content(c, k):
     return t, value
 
 
-def test_redis_payloads_restore_into_rampart(servers):
+def test_redis_payloads_restore_into_rampart(redis_and_rampart):
     """Every value Redis dumps — in each encoding it chose — restores into rampart whole."""
-    red, ram = servers
+    red, ram = redis_and_rampart
     names = build_values(red, "from-redis")
     encodings = set()
     for n in names:
@@ -104,9 +86,9 @@ def test_redis_payloads_restore_into_rampart(servers):
                          "skiplist"}, encodings
 
 
-def test_rampart_payloads_restore_into_redis(servers):
+def test_rampart_payloads_restore_into_redis(redis_and_rampart):
     """What rampart dumps, redis-server 7.0 restores to the same value."""
-    red, ram = servers
+    red, ram = redis_and_rampart
     names = build_values(ram, "from-rampart")
     for n in names:
         k = f"from-rampart:{n}"
@@ -116,26 +98,15 @@ def test_rampart_payloads_restore_into_redis(servers):
         assert ram.dump(k) == payload  # DUMP is a function of the value
 
 
-def both(servers, *args):
-    """The reply of each server to one command (an exception's text for an error)."""
-    replies = []
-    for c in servers:
-        try:
-            replies.append(c.execute_command(*args))
-        except redis.ResponseError as e:
-            replies.append(f"error: {e}")
-    return replies
-
-
-def test_restore_options_and_errors_as_redis(servers):
+def test_restore_options_and_errors_as_redis(redis_and_rampart):
     """RESTORE's options, TTLs and every error, answered by both servers alike."""
-    red, ram = servers
+    red, ram = redis_and_rampart
     k, other = "opts:k", "opts:other"
     red.set("opts:src", b"value")
     payload = red.dump("opts:src")
     long_ago, far = 1_000, int(time.time() * 1000) + 3_600_000
     bad_crc = payload[:-1] + bytes([payload[-1] ^ 1])
-    for c in servers:
+    for c in redis_and_rampart:
         c.delete(k, other)
         c.rpush(other, b"x")
     commands = [
@@ -171,22 +142,22 @@ def test_restore_options_and_errors_as_redis(servers):
         ("TTL", k),
     ]
     for cmd in commands:
-        red_reply, ram_reply = both(servers, *cmd)
+        red_reply, ram_reply = replies_of(redis_and_rampart, *cmd)
         assert ram_reply == red_reply, cmd
 
 
-def test_restore_of_a_stream_is_refused_clearly(servers):
+def test_restore_of_a_stream_is_refused_clearly(redis_and_rampart):
     """A payload of a type rampart does not serve gets an error naming it; the proxy goes on."""
-    red, ram = servers
+    red, ram = redis_and_rampart
     red.xadd("stream:s", {"f": "v"})
     with pytest.raises(redis.ResponseError, match="Bad data format: a stream"):
         ram.restore("stream:s", 0, red.dump("stream:s"))
     assert ram.ping()
 
 
-def test_restore_inside_multi(servers):
+def test_restore_inside_multi(redis_and_rampart):
     """DUMP and RESTORE are queued in MULTI and answered in EXEC's array."""
-    _, ram = servers
+    _, ram = redis_and_rampart
     ram.sadd("multi:src", b"a", b"b")
     payload = ram.dump("multi:src")
     with ram.pipeline(transaction=True) as p:
@@ -196,10 +167,10 @@ def test_restore_inside_multi(servers):
         assert p.execute() == [b"OK", payload, 2]
 
 
-def test_a_reader_never_sees_half_a_restore(servers):
+def test_a_reader_never_sees_half_a_restore(redis_and_rampart):
     """RESTORE ... REPLACE of a many-page set is one write set: a reader of SCARD and
     SISMEMBER of its first and last member sees set A or set B whole, never a mix."""
-    _, ram = servers
+    _, ram = redis_and_rampart
     k = "atomic:set"
     sets = {tag: [f"{tag}{n:05d}" for n in range(4000)] for tag in ("a", "b")}
     payloads = {}

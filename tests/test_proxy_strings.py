@@ -930,3 +930,52 @@ def test_lcs_table_bound(c, key):
         "transient memory")
     c.call("SET", b, "x" * 3000)
     assert c.call("LCS", a, b, "LEN") == 3000
+
+
+def test_bitop(rb, key):
+    """BITOP AND, OR, XOR, NOT against a model: shorter sources padded with zeros, missing
+    ones empty, the destination written without its old expiry or type, an empty result
+    deleting it; the errors as Redis's."""
+    rng = random.Random(3)
+    srcs = [key(f"s{i}") for i in range(3)]
+    dst = key("dst")
+    for k in srcs:
+        rb.set(k, rng.randbytes(rng.randrange(1, 40)))
+    values = [rb.get(k) for k in srcs]
+
+    def combine(op, vals):
+        n = max((len(v) for v in vals), default=0)
+        out = bytearray(n)
+        for i in range(n):
+            b = [v[i] if i < len(v) else 0 for v in vals]
+            x = b[0]
+            for y in b[1:]:
+                x = x & y if op == "AND" else x | y if op == "OR" else x ^ y
+            out[i] = (~x & 0xFF) if op == "NOT" else x
+        return bytes(out)
+
+    for op in ("AND", "OR", "XOR"):
+        assert rb.execute_command("BITOP", op.lower(), dst, *srcs, key("missing")) == max(map(len, values))
+        assert rb.get(dst) == combine(op, values + [b""])
+    assert rb.execute_command("BITOP", "NOT", dst, srcs[0]) == len(values[0])
+    assert rb.get(dst) == combine("NOT", values[:1])
+    assert rb.execute_command("BITOP", "AND", srcs[1], srcs[1], srcs[2]) == max(map(len, values[1:]))
+    assert rb.get(srcs[1]) == combine("AND", values[1:])  # the destination among the sources
+    # The old value's expiry and type go.
+    rb.delete(dst)
+    rb.rpush(dst, b"x")
+    rb.expire(dst, 100)
+    assert rb.execute_command("BITOP", "OR", dst, srcs[0]) == len(values[0])
+    assert rb.type(dst) == b"string" and rb.ttl(dst) == -1
+    # Nothing to combine: the destination is deleted.
+    assert rb.execute_command("BITOP", "OR", dst, key("missing"), key("missing2")) == 0
+    assert rb.exists(dst) == 0
+    rb.rpush(key("list"), b"x")
+    for args, error in ((("NOT", dst, srcs[0], srcs[1]), "BITOP NOT must be called with a single source key."),
+                        (("NAND", dst, srcs[0]), "syntax error"),
+                        (("AND", dst, srcs[0], key("list")), "WRONGTYPE")):
+        with pytest.raises(Exception, match=error):
+            rb.execute_command("BITOP", *args)
+    with pytest.raises(Exception, match="wrong number of arguments"):
+        rb.execute_command("BITOP", "AND", dst)
+

@@ -309,7 +309,9 @@ TEST_F(ChunkedStringTest, CopyAndRenameWriteChunksUnderTheDestination) {
   // Nothing of a's is left: two strings of four chunks each.
   EXPECT_EQ(h_.store().size(), 10u);
   for (const auto& [key, stored] : h_.store()) {
-    if (IsInternalKey(key)) EXPECT_NE(ParsePageKey(key).user_key, "a");
+    if (IsInternalKey(key)) {
+      EXPECT_NE(ParsePageKey(key).user_key, "a");
+    }
   }
 }
 
