@@ -1,6 +1,6 @@
 // The data commands' Apply and NeedsRead functions, private to the command
 // table (commands.cc). Strings in commands_strings.cc (BITOP and BITFIELD in
-// commands_bitops.cc), keys (DEL, EXPIRE,
+// commands_bitops.cc, HyperLogLogs in commands_hll.cc), keys (DEL, EXPIRE,
 // TTL, ...) in commands_keys.cc, COPY/RENAME/OBJECT/MEMORY in
 // commands_copy.cc, hashes in commands_hashes.cc, sets in commands_sets.cc,
 // lists in commands_lists.cc, sorted sets in commands_zsets.cc,
@@ -77,6 +77,9 @@ RAMPART_PROXY_APPLY(BitCount);
 RAMPART_PROXY_APPLY(BitPos);
 RAMPART_PROXY_APPLY(BitOp);     // commands_bitops.cc
 RAMPART_PROXY_APPLY(BitField);  // BITFIELD, BITFIELD_RO
+RAMPART_PROXY_APPLY(PfAdd);     // commands_hll.cc
+RAMPART_PROXY_APPLY(PfCount);
+RAMPART_PROXY_APPLY(PfMerge);
 RAMPART_PROXY_APPLY(Lcs);     // commands_lcs.cc
 RAMPART_PROXY_APPLY(Ttl);     // TTL, PTTL, EXPIRETIME, PEXPIRETIME
 RAMPART_PROXY_APPLY(Expire);  // EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT
