@@ -16,6 +16,8 @@ import time
 import pytest
 import redis
 
+from conftest import TARGETS, make_target, run_target
+
 from proxy_helpers import (Raw, RespError, blocked_clients, client, encode, in_thread,  # noqa: F401
                            joined, key, r, ucx_too, wait_blocked_clients)
 
@@ -503,4 +505,69 @@ def test_wait_answers_like_a_server_without_replicas(redis_target, r, key):
         p.execute_command("WAIT", 0, 0)
         p.get(key("w"))
         assert p.execute() == [0, "v"]
+
+
+@pytest.fixture(params=TARGETS)
+def three_workers(request, tmp_path):
+    """A target of the test's own; the proxy with 3 workers, so that connections spread."""
+    settings = {"workers": "3"} if request.param != "redis" else None
+    yield from run_target(make_target(request.param, tmp_path, proxy_settings=settings))
+
+
+def test_client_list_and_kill_over_every_worker(three_workers, key):
+    """CLIENT LIST shows every connection of the server (the proxy's spread over its three
+    workers), CLIENT KILL closes the ones it names — in other workers too, a parked BLPOP
+    among them — and both answer their options and errors as Redis 7.0."""
+    conns = [client(three_workers, single_connection_client=True) for _ in range(6)]
+    try:
+        ids = [c.client_id() for c in conns]
+        me = conns[0]
+        listed = [int(line.split()[0][3:]) for line in
+                  me.execute_command("CLIENT", "LIST").splitlines()]
+        assert set(ids) <= set(listed)
+        one = me.execute_command("CLIENT", "LIST", "ID", ids[1], 999_999_999)
+        assert one.startswith(f"id={ids[1]} ") and one.count("\n") == 1
+        assert me.execute_command("CLIENT", "LIST", "TYPE", "pubsub") == ""
+        assert set(ids) <= {int(line.split()[0][3:]) for line in
+                            me.execute_command("CLIENT", "LIST", "TYPE", "normal").splitlines()}
+        for args, error in ((("LIST", "TYPE", "nosuch"), "Unknown client type 'nosuch'"),
+                            (("LIST", "ID", "x"), "Invalid client ID"),
+                            (("LIST", "FOO"), "syntax error"),
+                            (("KILL",), "wrong number of arguments for 'client|kill' command"),
+                            (("KILL", "ID", "0"), "client-id should be greater than 0"),
+                            (("KILL", "USER", "nobody"), "No such user 'nobody'"),
+                            (("KILL", "SKIPME", "maybe"), "syntax error"),
+                            (("KILL", "ID", ids[1], "FOO", "x"), "syntax error"),
+                            (("KILL", "ID"), "No such client"),  # the old form: an address
+                            (("KILL", "127.0.0.1:1"), "No such client")):
+            with pytest.raises(redis.ResponseError) as e:
+                me.execute_command("CLIENT", *args)
+            assert str(e.value) == error, args
+        # A parked BLPOP, killed by id: its connection closes.
+        thread, result = in_thread(lambda: conns[2].blpop(key("never"), timeout=20))
+        wait_blocked_clients(me, 1)
+        assert me.execute_command("CLIENT", "KILL", "ID", ids[2]) == 1
+        with pytest.raises(redis.ConnectionError):
+            joined(thread, result)
+        # By address (the old form), by id, and TYPE normal SKIPME yes: every other one.
+        addr = next(line.split()[1][5:] for line in me.execute_command("CLIENT", "LIST").splitlines()
+                    if line.startswith(f"id={ids[3]} "))
+        assert me.execute_command("CLIENT", "KILL", addr) == "OK"
+        assert me.execute_command("CLIENT", "KILL", "ID", ids[4], "USER", "default") == 1
+        assert me.execute_command("CLIENT", "KILL", "ID", ids[4]) == 0  # gone already
+        for c in (conns[3], conns[4]):
+            with pytest.raises(redis.ConnectionError):
+                c.ping()
+        assert me.execute_command("CLIENT", "KILL", "ID", ids[0]) == 0  # SKIPME yes by default
+        assert me.execute_command("CLIENT", "KILL", "ID", ids[0], "SKIPME", "no") == 1
+        with pytest.raises(redis.ConnectionError):
+            me.ping()
+        assert conns[1].ping()
+        remaining = {int(line.split()[0][3:]) for line in
+                     conns[1].execute_command("CLIENT", "LIST").splitlines()}
+        assert ids[1] in remaining and ids[5] in remaining
+        assert not remaining & {ids[0], ids[2], ids[3], ids[4]}
+    finally:
+        for c in conns:
+            c.close()
 

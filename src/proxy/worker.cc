@@ -183,7 +183,8 @@ void Worker::Loop() {
       timespec ts{static_cast<time_t>(wait_us / 1000000), static_cast<long>(wait_us % 1000000) * 1000};
       n = ::epoll_pwait2(epoll_fd_, events.data(), static_cast<int>(events.size()), &ts, nullptr);
     }
-    // Sessions whose peer went away are dropped before the turn.
+    ApplyKills();
+    // Sessions whose peer went away (or a CLIENT KILL named) are dropped before the turn.
     std::vector<int> gone;
     for (const auto& [fd, s] : sessions_) {
       if (s->input_closed) gone.push_back(fd);
@@ -243,6 +244,7 @@ void Worker::Accept() {
     ev.data.fd = fd;
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
     order_.push_back(fd);
+    PublishClient(*s);
     sessions_.emplace(fd, std::move(s));
   }
 }
@@ -338,6 +340,7 @@ void Worker::Close(int fd) {
   if (it == sessions_.end()) return;
   if (it->second->parked) Unpark(*it->second);
   DequeueWaiter(*it->second);
+  ForgetClient(*it->second);
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
   ::close(fd);
   sessions_.erase(it);

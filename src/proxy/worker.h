@@ -119,6 +119,25 @@ struct SharedState {
   // Per worker: an UNBLOCK marked one of its sessions (sized before the workers run).
   std::unique_ptr<std::atomic<bool>[]> unblock_pending;
 
+  // CLIENT LIST and CLIENT KILL over every worker (worker_clients.cc): each
+  // session's CLIENT INFO fields, by session id. The owner enters a session
+  // when it connects, updates it on CLIENT SETNAME/SETINFO and HELLO, and
+  // erases it when it closes. A KILL puts ids in `kill` and pokes their
+  // owners (kill_pending, wake_fds), which close them before their next turn.
+  // Guarded by clients_mutex.
+  struct ClientRecord {
+    uint32_t worker = 0;
+    int fd = -1;
+    std::string peer, name, lib_name, lib_version;
+    uint64_t connected_ms = 0;
+    int protocol = 2;
+  };
+  std::mutex clients_mutex;
+  std::map<uint64_t, ClientRecord> clients;
+  std::unordered_set<uint64_t> kill;
+  // Per worker: a KILL marked one of its sessions (sized before the workers run).
+  std::unique_ptr<std::atomic<bool>[]> kill_pending;
+
   // CONFIG SET values of the parameters it takes without effect
   // (worker_config.cc), shared by the workers.
   mutable std::mutex config_mutex;
@@ -330,7 +349,16 @@ class Worker {
   void ConnectionCommand(Session& s, const Command& c, std::string& reply);
   void ServerCommand(Session& s, const Command& c, std::string& reply);
   void Hello(Session& s, const Command& c, resp::Writer& out);
+  // CLIENT and its registry of every worker's sessions (worker_clients.cc).
   void ClientCommand(Session& s, const Command& c, resp::Writer& out);
+  void ListClients(const Command& c, resp::Writer& out);
+  void KillClients(Session& s, const Command& c, resp::Writer& out);
+  // Enters or updates (PublishClient) and erases (ForgetClient) the session
+  // in SharedState::clients.
+  void PublishClient(const Session& s);
+  void ForgetClient(const Session& s);
+  // Closes this worker's sessions a KILL marked (before a turn).
+  void ApplyKills();
   void CommandCommand(const Command& c, resp::Writer& out);
   void CommandGetKeys(const Command& c, resp::Writer& out);
   // worker_config.cc.

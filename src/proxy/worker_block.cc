@@ -49,13 +49,12 @@ bool EpochsMoved(const LockTable& locks, const std::vector<uint32_t>& slots,
   return false;
 }
 
-// Wakes the worker whose eventfd `fd` is (its epoll loop returns).
+}  // namespace
+
 void Poke(int fd) {
   const uint64_t one = 1;
   (void)!::write(fd, &one, sizeof(one));
 }
-
-}  // namespace
 
 void Worker::Park(Job& job) {
   Session& s = *job.session;

@@ -1,5 +1,5 @@
 // The commands a worker answers without touching data (PING, AUTH, HELLO,
-// CLIENT, COMMAND, CONFIG, SELECT, QUIT, ECHO, TIME) and the whole-store ones
+// COMMAND, CONFIG, SELECT, QUIT, ECHO, TIME) and the whole-store ones
 // (DBSIZE, FLUSHDB, FLUSHALL, INFO).
 
 #include <cctype>
@@ -145,6 +145,7 @@ void Worker::Hello(Session& s, const Command& c, resp::Writer& out) {
   s.authenticated = authenticated;
   s.name = name;
   s.protocol = protocol;
+  PublishClient(s);
   out.SetProtocol(protocol);
   out.Map(7);
   out.Bulk("server");
@@ -161,52 +162,6 @@ void Worker::Hello(Session& s, const Command& c, resp::Writer& out) {
   out.Bulk("master");
   out.Bulk("modules");
   out.Array(0);
-}
-
-void Worker::ClientCommand(Session& s, const Command& c, resp::Writer& out) {
-  const auto& a = c.args;
-  const std::string sub = Lower(a[1]);
-  auto describe = [&](const Session& x) {
-    return StrCat("id=", x.id, " addr=", x.peer, " laddr=", shared_.listen.address(), " fd=", x.fd, " name=", x.name,
-                  " age=", (NowMs() - x.connected_ms) / 1000, " db=0 multi=",
-                  x.in_multi ? static_cast<int>(x.multi.size()) : -1, " resp=", x.protocol,
-                  " lib-name=", x.lib_name, " lib-ver=", x.lib_version, "\n");
-  };
-  if (sub == "setname" && a.size() == 3) {
-    for (char ch : a[2]) {
-      if (ch <= ' ' || ch > '~') {
-        return out.Error("ERR Client names cannot contain spaces, newlines or special characters.");
-      }
-    }
-    s.name = a[2];
-    return out.Simple("OK");
-  }
-  if (sub == "getname" && a.size() == 2) {
-    if (s.name.empty()) return out.Null();
-    return out.Bulk(s.name);
-  }
-  if (sub == "id" && a.size() == 2) return out.Integer(static_cast<int64_t>(s.id));
-  if (sub == "setinfo" && a.size() == 4) {
-    const std::string attr = Lower(a[2]);
-    if (attr == "lib-name") {
-      s.lib_name = a[3];
-    } else if (attr == "lib-ver") {
-      s.lib_version = a[3];
-    } else {
-      return out.Error(StrCat("ERR Unrecognized option '", a[2], "'"));
-    }
-    return out.Simple("OK");
-  }
-  if (sub == "info" && a.size() == 2) return out.Bulk(describe(s));
-  if (sub == "list") {
-    std::string all;
-    for (int fd : order_) all += describe(*sessions_.at(fd));
-    return out.Bulk(all);
-  }
-  if ((sub == "no-evict" || sub == "no-touch") && a.size() == 3) return out.Simple("OK");
-  if (sub == "unblock" && (a.size() == 3 || a.size() == 4)) return UnblockClient(c, out);
-  out.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", a[1],
-                   "'. Try CLIENT HELP."));
 }
 
 void Worker::CommandCommand(const Command& c, resp::Writer& out) {

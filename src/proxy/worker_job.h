@@ -86,5 +86,7 @@ inline constexpr size_t kMaxFollowers = 64;
 std::string ErrorReply(std::string_view message);
 // ASCII lower case (command and option names).
 std::string Lower(std::string_view s);
+// Wakes the worker whose eventfd `fd` is (its epoll loop returns); any thread.
+void Poke(int fd);
 
 }  // namespace rampart::proxy
