@@ -47,6 +47,7 @@ Result<std::unique_ptr<Proxy>> Proxy::Start(const ClusterConfig& config,
   shared.waiting_for_locks = std::make_unique<std::atomic<bool>[]>(n);
   shared.unblock_pending = std::make_unique<std::atomic<bool>[]>(n);
   shared.kill_pending = std::make_unique<std::atomic<bool>[]>(n);
+  shared.inboxes.resize(n);
   shared.read_paths = std::make_unique<SharedState::ReadPath[]>(n);
 
   txn::ClientOptions options = client;

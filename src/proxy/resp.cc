@@ -359,6 +359,8 @@ void Writer::NullArray() {
 
 void Writer::Array(size_t n) { Header('*', n); }
 
+void Writer::Push(size_t n) { Header(protocol_ == 3 ? '>' : '*', n); }
+
 void Writer::Map(size_t pairs) {
   if (protocol_ == 3) {
     Header('%', pairs);

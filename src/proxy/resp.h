@@ -119,6 +119,7 @@ class Writer {
   void NullArray();                       // RESP2 "*-1\r\n", RESP3 "_\r\n"
   void Array(size_t n);                   // "*n\r\n"; n elements follow
   void Map(size_t pairs);                 // RESP3 "%n\r\n", RESP2 "*2n\r\n"
+  void Push(size_t n);                    // RESP3 ">n\r\n" (out of band), RESP2 "*n\r\n"
   // RESP3 ",1.5\r\n", RESP2 the bulk string "1.5". Shortest text that reads
   // back as d (std::to_chars); "inf", "-inf", "nan".
   void Double(double d);

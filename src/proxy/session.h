@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,6 +87,12 @@ struct Session {
   // again: the run goes ahead (the write came first), and if it parks the
   // command again it is answered so instead (Worker::Park).
   Unblock unblock = Unblock::kNone;
+
+  // Pub/sub: the channels and patterns it is subscribed to (worker_pubsub.cc).
+  // With any, a RESP2 connection takes only (P)SUBSCRIBE, (P)UNSUBSCRIBE,
+  // PING and QUIT.
+  std::set<std::string> channels, patterns;
+  size_t subscriptions() const { return channels.size() + patterns.size(); }
 
   // Close once `out` is written (QUIT, a protocol error).
   bool closing = false;

@@ -184,6 +184,7 @@ void Worker::Loop() {
       n = ::epoll_pwait2(epoll_fd_, events.data(), static_cast<int>(events.size()), &ts, nullptr);
     }
     ApplyKills();
+    DeliverMessages();
     // Sessions whose peer went away (or a CLIENT KILL named) are dropped before the turn.
     std::vector<int> gone;
     for (const auto& [fd, s] : sessions_) {
@@ -341,6 +342,7 @@ void Worker::Close(int fd) {
   if (it->second->parked) Unpark(*it->second);
   DequeueWaiter(*it->second);
   ForgetClient(*it->second);
+  DropSubscriptions(*it->second);
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
   ::close(fd);
   sessions_.erase(it);

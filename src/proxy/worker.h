@@ -138,6 +138,21 @@ struct SharedState {
   // Per worker: a KILL marked one of its sessions (sized before the workers run).
   std::unique_ptr<std::atomic<bool>[]> kill_pending;
 
+  // Pub/sub (worker_pubsub.cc): the subscribers of each channel and pattern
+  // (session id -> its worker), and per worker the messages for its
+  // sessions. A PUBLISH on any worker queues a Delivery in each subscriber's
+  // worker's inbox and pokes it (wake_fds); the worker writes them to its
+  // sessions before its next turn. Guarded by pubsub_mutex.
+  struct Delivery {
+    uint64_t session = 0;
+    bool by_pattern = false;
+    std::string pattern, channel, message;
+  };
+  std::mutex pubsub_mutex;
+  std::unordered_map<std::string, std::map<uint64_t, uint32_t>> channels;
+  std::map<std::string, std::map<uint64_t, uint32_t>, std::less<>> patterns;
+  std::vector<std::vector<Delivery>> inboxes;  // sized before the workers run
+
   // CONFIG SET values of the parameters it takes without effect
   // (worker_config.cc), shared by the workers.
   mutable std::mutex config_mutex;
@@ -359,6 +374,13 @@ class Worker {
   void ForgetClient(const Session& s);
   // Closes this worker's sessions a KILL marked (before a turn).
   void ApplyKills();
+  // SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH, PUBSUB
+  // (worker_pubsub.cc).
+  void PubSubCommand(Session& s, const Command& c, resp::Writer& out);
+  // Writes the messages published to this worker's sessions (before a turn).
+  void DeliverMessages();
+  // Takes the session out of every channel and pattern (it closes).
+  void DropSubscriptions(Session& s);
   void CommandCommand(const Command& c, resp::Writer& out);
   void CommandGetKeys(const Command& c, resp::Writer& out);
   // worker_config.cc.

@@ -52,6 +52,11 @@ void Worker::ConnectionCommand(Session& s, const Command& c, std::string& reply)
   out.SetProtocol(s.protocol);
   const std::string_view name = c.spec->name;
   const auto& a = c.args;
+  if (name == "ping" && s.protocol == 2 && s.subscriptions() > 0) {  // Redis's subscribed PING
+    out.Array(2);
+    out.Bulk("pong");
+    return out.Bulk(a.size() > 1 ? std::string_view(a[1]) : std::string_view());
+  }
   if (name == "ping" || name == "echo") {
     DataView none(NowMs(), 0);  // they touch no data
     return c.spec->apply(c.Views(), none, out);
@@ -102,6 +107,10 @@ void Worker::ConnectionCommand(Session& s, const Command& c, std::string& reply)
     return out.Error("WRONGPASS invalid username-password pair or user is disabled.");
   }
   if (name == "hello") return Hello(s, c, out);
+  if (name == "subscribe" || name == "unsubscribe" || name == "psubscribe" || name == "punsubscribe" ||
+      name == "publish" || name == "pubsub") {
+    return PubSubCommand(s, c, out);
+  }
   if (name == "client") return ClientCommand(s, c, out);
   if (name == "command") return CommandCommand(c, out);
   if (name == "config") return ConfigCommand(c, out);

@@ -173,6 +173,11 @@ bool Worker::QueueableInMulti(const Command& c) {
       return false;
     case CommandKind::kConnection:
       if (name == "auth" || name == "hello") return false;
+      // Pub/sub acts once (a block may run once per read round).
+      if (name == "subscribe" || name == "unsubscribe" || name == "psubscribe" || name == "punsubscribe" ||
+          name == "publish" || name == "pubsub") {
+        return false;
+      }
       return name != "client" || c.args.size() < 2 || Lower(c.args[1]) != "unblock";
   }
   return false;
@@ -190,6 +195,11 @@ bool Worker::TakeCommand(Session& s, std::vector<Job>& jobs, TurnState& state) {
   if (std::string error = CheckCommand(s, c); !error.empty()) return Refuse(s, jobs, error);
   const CommandKind kind = c.spec->kind;
   const std::string_view name = c.spec->name;
+  if (s.protocol == 2 && s.subscriptions() > 0 && name != "subscribe" && name != "unsubscribe" &&
+      name != "psubscribe" && name != "punsubscribe" && name != "ping" && name != "quit") {
+    return Refuse(s, jobs, StrCat("ERR Can't execute '", name, "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING "
+                                  "/ QUIT / RESET are allowed in this context"));
+  }
   if (s.in_multi && name == "watch") {  // refused, but EXEC still runs the block
     Answer(s, jobs, ErrorReply("ERR WATCH inside MULTI is not allowed"));
     return true;

@@ -1,0 +1,161 @@
+// Pub/sub within one proxy: SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE,
+// PUBLISH and PUBSUB over SharedState's registry (worker.h), whatever
+// worker each connection is on. A message goes to the subscribers of this
+// proxy only (docs/proxy.md, "Pub/sub").
+
+#include <spdlog/spdlog.h>
+
+#include "proxy/glob.h"
+#include "proxy/worker_job.h"
+
+namespace rampart::proxy {
+namespace {
+
+// Redis's client-output-buffer-limit for pubsub clients (its hard limit): a
+// subscriber that lets more than this pile up unread is disconnected.
+constexpr size_t kMaxSubscriberBacklog = size_t{32} << 20;
+
+// ["subscribe" | "unsubscribe" | ..., name (nil: none), subscriptions left].
+void Confirm(resp::Writer& out, std::string_view kind, const std::string* name, size_t count) {
+  out.Push(3);
+  out.Bulk(kind);
+  if (name != nullptr) {
+    out.Bulk(*name);
+  } else {
+    out.Null();
+  }
+  out.Integer(static_cast<int64_t>(count));
+}
+
+// Takes session `id` out of the subscribers of `name` in `registry`
+// (SharedState::channels or patterns), and the name out when none is left.
+template <typename Registry>
+void EraseSubscriber(Registry& registry, const std::string& name, uint64_t id) {
+  auto it = registry.find(name);
+  if (it == registry.end()) return;
+  it->second.erase(id);
+  if (it->second.empty()) registry.erase(it);
+}
+
+}  // namespace
+
+void Worker::PubSubCommand(Session& s, const Command& c, resp::Writer& out) {
+  const std::string_view name = c.spec->name;
+  const auto& a = c.args;
+  if (name == "publish") {
+    int64_t receivers = 0;
+    std::vector<uint32_t> woken;
+    {
+      std::lock_guard lock(shared_.pubsub_mutex);
+      auto add = [&](uint64_t session, uint32_t worker, const std::string* pattern) {
+        shared_.inboxes[worker].push_back(SharedState::Delivery{
+            session, pattern != nullptr, pattern != nullptr ? *pattern : std::string(), a[1], a[2]});
+        if (std::find(woken.begin(), woken.end(), worker) == woken.end()) woken.push_back(worker);
+        ++receivers;
+      };
+      if (auto it = shared_.channels.find(a[1]); it != shared_.channels.end()) {
+        for (const auto& [session, worker] : it->second) add(session, worker, nullptr);
+      }
+      for (const auto& [pattern, subscribers] : shared_.patterns) {
+        if (!GlobMatch(pattern, a[1])) continue;
+        for (const auto& [session, worker] : subscribers) add(session, worker, &pattern);
+      }
+    }
+    for (uint32_t w : woken) Poke(shared_.wake_fds[w]);
+    return out.Integer(receivers);
+  }
+  if (name == "pubsub") {
+    const std::string sub = Lower(a[1]);
+    std::lock_guard lock(shared_.pubsub_mutex);
+    if ((sub == "channels" || sub == "shardchannels") && a.size() <= 3) {
+      std::vector<std::string_view> names;
+      if (sub == "channels") {
+        for (const auto& [channel, subscribers] : shared_.channels) {
+          if (a.size() == 2 || GlobMatch(a[2], channel)) names.push_back(channel);
+        }
+      }
+      out.Array(names.size());
+      for (std::string_view n : names) out.Bulk(n);
+      return;
+    }
+    if (sub == "numsub" || sub == "shardnumsub") {
+      out.Array((a.size() - 2) * 2);
+      for (size_t n = 2; n < a.size(); ++n) {
+        auto it = shared_.channels.find(a[n]);
+        out.Bulk(a[n]);
+        out.Integer(sub == "numsub" && it != shared_.channels.end() ? static_cast<int64_t>(it->second.size()) : 0);
+      }
+      return;
+    }
+    if (sub == "numpat" && a.size() == 2) return out.Integer(static_cast<int64_t>(shared_.patterns.size()));
+    return out.Error(StrCat("ERR unknown subcommand '", a[1], "'. Try PUBSUB HELP."));
+  }
+  const bool pattern = name[0] == 'p';
+  std::set<std::string>& mine = pattern ? s.patterns : s.channels;
+  const std::string_view kind = name.substr(pattern ? 1 : 0);  // "subscribe" or "unsubscribe"
+  std::lock_guard lock(shared_.pubsub_mutex);
+  auto registry = [&](const std::string& n) -> std::map<uint64_t, uint32_t>& {
+    return pattern ? shared_.patterns[n] : shared_.channels[n];
+  };
+  auto forget = [&](const std::string& n) {
+    if (pattern) {
+      EraseSubscriber(shared_.patterns, n, s.id);
+    } else {
+      EraseSubscriber(shared_.channels, n, s.id);
+    }
+  };
+  if (kind == "subscribe") {
+    for (size_t n = 1; n < a.size(); ++n) {
+      if (mine.insert(a[n]).second) registry(a[n])[s.id] = index_;
+      Confirm(out, name, &a[n], s.subscriptions());
+    }
+    return;
+  }
+  // UNSUBSCRIBE / PUNSUBSCRIBE [name ...]: none named: every one.
+  std::vector<std::string> names(a.begin() + 1, a.end());
+  if (names.empty()) names.assign(mine.begin(), mine.end());
+  if (names.empty()) return Confirm(out, name, nullptr, s.subscriptions());
+  for (const std::string& n : names) {
+    if (mine.erase(n) > 0) forget(n);
+    Confirm(out, name, &n, s.subscriptions());
+  }
+}
+
+void Worker::DeliverMessages() {
+  std::vector<SharedState::Delivery> inbox;
+  {
+    std::lock_guard lock(shared_.pubsub_mutex);
+    inbox.swap(shared_.inboxes[index_]);
+  }
+  if (inbox.empty()) return;
+  std::unordered_map<uint64_t, Session*> by_id;
+  for (auto& [fd, session] : sessions_) by_id[session->id] = session.get();
+  for (const SharedState::Delivery& d : inbox) {
+    auto it = by_id.find(d.session);
+    if (it == by_id.end() || it->second->input_closed) continue;  // gone meanwhile
+    Session& s = *it->second;
+    resp::Writer out(&s.out);
+    out.SetProtocol(s.protocol);
+    out.Push(d.by_pattern ? 4 : 3);
+    out.Bulk(d.by_pattern ? "pmessage" : "message");
+    if (d.by_pattern) out.Bulk(d.pattern);
+    out.Bulk(d.channel);
+    out.Bulk(d.message);
+    if (s.out.size() - s.out_pos > kMaxSubscriberBacklog) {
+      spdlog::warn("proxy: closing subscriber {} ({}): more than {} bytes of messages unread", s.id,
+                   s.peer, kMaxSubscriberBacklog);
+      s.input_closed = true;
+    }
+  }
+}
+
+void Worker::DropSubscriptions(Session& s) {
+  if (s.subscriptions() == 0) return;
+  std::lock_guard lock(shared_.pubsub_mutex);
+  for (const std::string& channel : s.channels) EraseSubscriber(shared_.channels, channel, s.id);
+  for (const std::string& pattern : s.patterns) EraseSubscriber(shared_.patterns, pattern, s.id);
+  s.channels.clear();
+  s.patterns.clear();
+}
+
+}  // namespace rampart::proxy
