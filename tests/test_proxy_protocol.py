@@ -543,6 +543,11 @@ def test_client_list_and_kill_over_every_worker(three_workers, key):
             with pytest.raises(redis.ResponseError) as e:
                 me.execute_command("CLIENT", *args)
             assert str(e.value) == error, args
+        if three_workers.name != "redis":  # rampart: CLIENT KILL acts once, not inside MULTI
+            with me.pipeline(transaction=True) as p:
+                p.execute_command("CLIENT", "KILL", "ID", ids[1])
+                with pytest.raises(redis.ResponseError, match="inside MULTI is not supported"):
+                    p.execute()
         # A parked BLPOP, killed by id: its connection closes.
         thread, result = in_thread(lambda: conns[2].blpop(key("never"), timeout=20))
         wait_blocked_clients(me, 1)

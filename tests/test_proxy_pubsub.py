@@ -163,3 +163,52 @@ def test_a_subscriber_that_stops_reading_is_disconnected(target):
     reader.close()
     pub.close()
     stalled.close()
+
+
+def test_a_publish_after_a_write_is_sent_once_the_write_is_stored(target):
+    """SET k v; PUBLISH ch v pipelined: a subscriber told v reads k and finds v (the
+    cache-invalidation pattern), 100 times over. Two things see to it in rampart: a PUBLISH
+    after a write of its connection waits for the write to be stored, and a read of a key
+    with a write in flight waits for it (the proxy's lock table) — each alone suffices."""
+    sub = client(target).pubsub()
+    reader = client(target)
+    writer = client(target)
+    try:
+        sub.subscribe("changed")
+        assert sub.get_message(timeout=5)["type"] == "subscribe"
+        for i in range(100):
+            with writer.pipeline(transaction=False) as p:
+                p.set("pubsub:k", f"v{i}")
+                p.publish("changed", f"v{i}")
+                assert p.execute() == [True, 1]
+            told = next_message(sub)["data"]
+            assert reader.get("pubsub:k") == told == f"v{i}"
+    finally:
+        sub.close()
+        reader.close()
+        writer.close()
+
+
+def test_subscribers_are_pubsub_clients(target):
+    """CLIENT LIST TYPE pubsub lists the subscribed connections (sub=, psub= counted),
+    TYPE normal the others; PING with two arguments in subscribed mode is an arity error."""
+    me = client(target)
+    s = raw(target)
+    try:
+        s.sendall(encode("CLIENT", "ID") + encode("SUBSCRIBE", "a", "b") + encode("PSUBSCRIBE", "p*"))
+        data = read_until(s, b"p*\r\n:3\r\n")
+        sub_id = int(data.split(b"\r\n")[0][1:])
+        pubsub_lines = me.execute_command("CLIENT", "LIST", "TYPE", "pubsub").splitlines()
+        assert [line.split()[0] for line in pubsub_lines] == [f"id={sub_id}"]
+        assert " sub=2 psub=1 " in pubsub_lines[0]
+        normal = me.execute_command("CLIENT", "LIST", "TYPE", "normal")
+        assert f"id={sub_id} " not in normal and f"id={me.client_id()} " in normal
+        s.sendall(encode("PING", "a", "b"))
+        assert read_until(s, b"command\r\n").endswith(b"-ERR wrong number of arguments for 'ping' command\r\n")
+        assert me.execute_command("CLIENT", "KILL", "TYPE", "pubsub") == 1
+        s.settimeout(5)
+        assert s.recv(100) == b""
+    finally:
+        s.close()
+        me.close()
+

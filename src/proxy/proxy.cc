@@ -48,6 +48,7 @@ Result<std::unique_ptr<Proxy>> Proxy::Start(const ClusterConfig& config,
   shared.unblock_pending = std::make_unique<std::atomic<bool>[]>(n);
   shared.kill_pending = std::make_unique<std::atomic<bool>[]>(n);
   shared.inboxes.resize(n);
+  shared.delivery_pending = std::make_unique<std::atomic<bool>[]>(n);
   shared.read_paths = std::make_unique<SharedState::ReadPath[]>(n);
 
   txn::ClientOptions options = client;

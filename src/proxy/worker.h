@@ -131,6 +131,7 @@ struct SharedState {
     std::string peer, name, lib_name, lib_version;
     uint64_t connected_ms = 0;
     int protocol = 2;
+    size_t channels = 0, patterns = 0;  // its subscriptions: a "pubsub" client when any
   };
   std::mutex clients_mutex;
   std::map<uint64_t, ClientRecord> clients;
@@ -146,12 +147,16 @@ struct SharedState {
   struct Delivery {
     uint64_t session = 0;
     bool by_pattern = false;
-    std::string pattern, channel, message;
+    std::string pattern;
+    // One copy of the channel and message for all of a PUBLISH's deliveries.
+    std::shared_ptr<const std::pair<std::string, std::string>> published;
   };
   std::mutex pubsub_mutex;
   std::unordered_map<std::string, std::map<uint64_t, uint32_t>> channels;
   std::map<std::string, std::map<uint64_t, uint32_t>, std::less<>> patterns;
   std::vector<std::vector<Delivery>> inboxes;  // sized before the workers run
+  // Per worker: its inbox has deliveries (sized before the workers run).
+  std::unique_ptr<std::atomic<bool>[]> delivery_pending;
 
   // CONFIG SET values of the parameters it takes without effect
   // (worker_config.cc), shared by the workers.

@@ -17,12 +17,21 @@ bool KnownClientType(std::string_view type) {
 // not in one (only the session's own worker knows; others print -1).
 std::string Describe(const SharedState::ClientRecord& r, uint64_t id, std::string_view laddr, int multi) {
   return StrCat("id=", id, " addr=", r.peer, " laddr=", laddr, " fd=", r.fd, " name=", r.name,
-                " age=", (NowMs() - r.connected_ms) / 1000, " db=0 multi=", multi, " resp=", r.protocol,
+                " age=", (NowMs() - r.connected_ms) / 1000, " db=0 sub=", r.channels, " psub=", r.patterns,
+                " multi=", multi, " resp=", r.protocol,
                 " lib-name=", r.lib_name, " lib-ver=", r.lib_version, "\n");
 }
 
 SharedState::ClientRecord Record(const Session& s) {
-  return {0, s.fd, s.peer, s.name, s.lib_name, s.lib_version, s.connected_ms, s.protocol};
+  return {0,        s.fd,         s.peer,         s.name, s.lib_name, s.lib_version, s.connected_ms,
+          s.protocol, s.channels.size(), s.patterns.size()};
+}
+
+// Whether a client of record `r` is of Redis's client type `type` (known).
+bool OfType(const SharedState::ClientRecord& r, std::string_view type) {
+  const std::string t = Lower(type);
+  const bool pubsub = r.channels + r.patterns > 0;
+  return t == "pubsub" ? pubsub : t == "normal" && !pubsub;
 }
 
 }  // namespace
@@ -44,10 +53,10 @@ void Worker::ForgetClient(const Session& s) {
 void Worker::ListClients(const Command& c, resp::Writer& out) {
   const auto& a = c.args;
   std::vector<uint64_t> ids;
-  bool none = false;  // TYPE of a kind rampart has no client of
+  std::optional<std::string> type;
   if (a.size() == 4 && Lower(a[2]) == "type") {
     if (!KnownClientType(a[3])) return out.Error(StrCat("ERR Unknown client type '", a[3], "'"));
-    none = Lower(a[3]) != "normal";
+    type = a[3];
   } else if (a.size() > 3 && Lower(a[2]) == "id") {
     for (size_t n = 3; n < a.size(); ++n) {
       auto id = ParseInt64(a[n]);
@@ -61,6 +70,7 @@ void Worker::ListClients(const Command& c, resp::Writer& out) {
   const std::string laddr = shared_.listen.address();
   std::lock_guard lock(shared_.clients_mutex);
   auto line = [&](uint64_t id, const SharedState::ClientRecord& r) {
+    if (shared_.kill.contains(id) || (type && !OfType(r, *type))) return;  // killed: closing
     int multi = -1;
     if (r.worker == index_) {  // this worker's own: live, MULTI included
       auto it = sessions_.find(r.fd);
@@ -73,7 +83,7 @@ void Worker::ListClients(const Command& c, resp::Writer& out) {
       auto it = shared_.clients.find(id);
       if (it != shared_.clients.end()) line(id, it->second);
     }
-  } else if (!none) {
+  } else {
     for (const auto& [id, r] : shared_.clients) line(id, r);
   }
   out.Bulk(all);
@@ -86,9 +96,9 @@ void Worker::ListClients(const Command& c, resp::Writer& out) {
 void Worker::KillClients(Session& s, const Command& c, resp::Writer& out) {
   const auto& a = c.args;
   if (a.size() < 3) return out.Error("ERR wrong number of arguments for 'client|kill' command");
-  std::optional<std::string> addr, laddr;
+  std::optional<std::string> addr, laddr, type;
   std::optional<uint64_t> id;
-  bool skipme = a.size() > 3, normal = true;
+  bool skipme = a.size() > 3;
   if (a.size() == 3) {
     addr = a[2];
   } else {
@@ -102,7 +112,7 @@ void Worker::KillClients(Session& s, const Command& c, resp::Writer& out) {
         id = static_cast<uint64_t>(*v);
       } else if (option == "type") {
         if (!KnownClientType(value)) return out.Error(StrCat("ERR Unknown client type '", value, "'"));
-        normal = Lower(value) == "normal";
+        type = value;
       } else if (option == "addr") {
         addr = value;
       } else if (option == "laddr") {
@@ -124,8 +134,9 @@ void Worker::KillClients(Session& s, const Command& c, resp::Writer& out) {
   {
     std::lock_guard lock(shared_.clients_mutex);
     for (const auto& [client_id, r] : shared_.clients) {
-      if (!normal || (addr && r.peer != *addr) || (laddr && shared_.listen.address() != *laddr) ||
-          (id && client_id != *id) || (client_id == s.id && skipme)) {
+      if (shared_.kill.contains(client_id) || (type && !OfType(r, *type)) || (addr && r.peer != *addr) ||
+          (laddr && shared_.listen.address() != *laddr) || (id && client_id != *id) ||
+          (client_id == s.id && skipme)) {
         continue;
       }
       ++killed;
@@ -140,7 +151,7 @@ void Worker::KillClients(Session& s, const Command& c, resp::Writer& out) {
     shared_.kill_pending[w].store(true);
     Poke(shared_.wake_fds[w]);
   }
-  if (kill_self) s.closing = true;  // after this reply
+  if (kill_self) s.closing = true;  // after this reply; TakeCommand drops what follows it
   if (a.size() == 3) return killed == 0 ? out.Error("ERR No such client") : out.Simple("OK");
   out.Integer(killed);
 }

@@ -53,6 +53,7 @@ void Worker::ConnectionCommand(Session& s, const Command& c, std::string& reply)
   const std::string_view name = c.spec->name;
   const auto& a = c.args;
   if (name == "ping" && s.protocol == 2 && s.subscriptions() > 0) {  // Redis's subscribed PING
+    if (a.size() > 2) return out.Error("ERR wrong number of arguments for 'ping' command");
     out.Array(2);
     out.Bulk("pong");
     return out.Bulk(a.size() > 1 ? std::string_view(a[1]) : std::string_view());

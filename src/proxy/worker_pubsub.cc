@@ -45,11 +45,12 @@ void Worker::PubSubCommand(Session& s, const Command& c, resp::Writer& out) {
   if (name == "publish") {
     int64_t receivers = 0;
     std::vector<uint32_t> woken;
+    auto published = std::make_shared<const std::pair<std::string, std::string>>(a[1], a[2]);
     {
       std::lock_guard lock(shared_.pubsub_mutex);
       auto add = [&](uint64_t session, uint32_t worker, const std::string* pattern) {
         shared_.inboxes[worker].push_back(SharedState::Delivery{
-            session, pattern != nullptr, pattern != nullptr ? *pattern : std::string(), a[1], a[2]});
+            session, pattern != nullptr, pattern != nullptr ? *pattern : std::string(), published});
         if (std::find(woken.begin(), woken.end(), worker) == woken.end()) woken.push_back(worker);
         ++receivers;
       };
@@ -61,7 +62,10 @@ void Worker::PubSubCommand(Session& s, const Command& c, resp::Writer& out) {
         for (const auto& [session, worker] : subscribers) add(session, worker, &pattern);
       }
     }
-    for (uint32_t w : woken) Poke(shared_.wake_fds[w]);
+    for (uint32_t w : woken) {
+      shared_.delivery_pending[w].store(true);
+      Poke(shared_.wake_fds[w]);
+    }
     return out.Integer(receivers);
   }
   if (name == "pubsub") {
@@ -109,19 +113,20 @@ void Worker::PubSubCommand(Session& s, const Command& c, resp::Writer& out) {
       if (mine.insert(a[n]).second) registry(a[n])[s.id] = index_;
       Confirm(out, name, &a[n], s.subscriptions());
     }
-    return;
+  } else {  // UNSUBSCRIBE / PUNSUBSCRIBE [name ...]: none named: every one
+    std::vector<std::string> names(a.begin() + 1, a.end());
+    if (names.empty()) names.assign(mine.begin(), mine.end());
+    if (names.empty()) Confirm(out, name, nullptr, s.subscriptions());
+    for (const std::string& n : names) {
+      if (mine.erase(n) > 0) forget(n);
+      Confirm(out, name, &n, s.subscriptions());
+    }
   }
-  // UNSUBSCRIBE / PUNSUBSCRIBE [name ...]: none named: every one.
-  std::vector<std::string> names(a.begin() + 1, a.end());
-  if (names.empty()) names.assign(mine.begin(), mine.end());
-  if (names.empty()) return Confirm(out, name, nullptr, s.subscriptions());
-  for (const std::string& n : names) {
-    if (mine.erase(n) > 0) forget(n);
-    Confirm(out, name, &n, s.subscriptions());
-  }
+  PublishClient(s);  // its CLIENT LIST type and sub=/psub= counts
 }
 
 void Worker::DeliverMessages() {
+  if (!shared_.delivery_pending[index_].exchange(false)) return;
   std::vector<SharedState::Delivery> inbox;
   {
     std::lock_guard lock(shared_.pubsub_mutex);
@@ -132,15 +137,20 @@ void Worker::DeliverMessages() {
   for (auto& [fd, session] : sessions_) by_id[session->id] = session.get();
   for (const SharedState::Delivery& d : inbox) {
     auto it = by_id.find(d.session);
-    if (it == by_id.end() || it->second->input_closed) continue;  // gone meanwhile
+    if (it == by_id.end() || it->second->input_closed || it->second->closing) continue;  // gone meanwhile
     Session& s = *it->second;
+    const auto& [channel, message] = *d.published;
+    // Unsubscribed since it was published: a RESP2 connection out of
+    // subscribed mode would take the message for a reply.
+    if (d.by_pattern ? s.patterns.count(d.pattern) == 0 : s.channels.count(channel) == 0) continue;
     resp::Writer out(&s.out);
     out.SetProtocol(s.protocol);
     out.Push(d.by_pattern ? 4 : 3);
     out.Bulk(d.by_pattern ? "pmessage" : "message");
     if (d.by_pattern) out.Bulk(d.pattern);
-    out.Bulk(d.channel);
-    out.Bulk(d.message);
+    out.Bulk(channel);
+    out.Bulk(message);
+    if (s.out.size() - s.out_pos > kMaxSubscriberBacklog) WriteTo(s);  // a slow turn, not a slow reader?
     if (s.out.size() - s.out_pos > kMaxSubscriberBacklog) {
       spdlog::warn("proxy: closing subscriber {} ({}): more than {} bytes of messages unread", s.id,
                    s.peer, kMaxSubscriberBacklog);

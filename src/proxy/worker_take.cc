@@ -158,10 +158,10 @@ bool Worker::Refuse(Session& s, std::vector<Job>& jobs, std::string_view message
 // Whether `c` may be queued in a MULTI block: data commands, and the
 // connection commands that touch no data and give the same answer when the
 // block runs again (ApplyTo runs a block once per read round): PING, ECHO,
-// TIME, SELECT, UNWATCH, CONFIG, COMMAND, FUNCTION, CLIENT but UNBLOCK.
-// Not: the whole-store server commands (their own round trips), AUTH and
-// HELLO (they change who the session is mid-block), CLIENT UNBLOCK (it acts
-// on another session once).
+// TIME, SELECT, UNWATCH, CONFIG, COMMAND, FUNCTION, CLIENT but UNBLOCK and
+// KILL. Not: the whole-store server commands (their own round trips), AUTH
+// and HELLO (they change who the session is mid-block), CLIENT UNBLOCK and
+// KILL (they act on other sessions once), pub/sub (it acts once).
 bool Worker::QueueableInMulti(const Command& c) {
   const std::string_view name = c.spec->name;
   switch (c.spec->kind) {
@@ -178,7 +178,8 @@ bool Worker::QueueableInMulti(const Command& c) {
           name == "publish" || name == "pubsub") {
         return false;
       }
-      return name != "client" || c.args.size() < 2 || Lower(c.args[1]) != "unblock";
+      return name != "client" || c.args.size() < 2 ||
+             (Lower(c.args[1]) != "unblock" && Lower(c.args[1]) != "kill");
   }
   return false;
 }
@@ -217,9 +218,13 @@ bool Worker::TakeCommand(Session& s, std::vector<Job>& jobs, TurnState& state) {
       // CLIENT UNBLOCK acts on other sessions: it waits for this session's
       // writes of the turn (an LPUSH pipelined before it serves the blocked
       // client first, as in Redis).
-      if (state.wrote && name == "client" && c.args.size() > 1 && Lower(c.args[1]) == "unblock") {
+      if (state.wrote && name == "client" && c.args.size() > 1 &&
+          (Lower(c.args[1]) == "unblock" || Lower(c.args[1]) == "kill")) {
         return false;
       }
+      // A PUBLISH after a write of the session goes out once the write is
+      // stored: a subscriber that reads on being told reads the new value.
+      if (state.wrote && name == "publish") return false;
       if (state.watched && name == "unwatch") return false;  // after the WATCH has run
       std::string reply;
       ConnectionCommand(s, c, reply);
