@@ -23,11 +23,12 @@ def test_unblock_answers_a_blocked_client_as_a_timeout_or_an_error(redis_target,
     try:
         ids = [c.call("CLIENT", "ID") for c in clients]
         if redis_target.name == "rampart":
-            # CLIENT LIST names the caller's worker's connections only
-            # (docs/proxy.md): some of the twelve are on the other worker.
-            listed = {int(f.split("=")[1]) for line in r.execute_command("CLIENT", "LIST").splitlines()
-                      for f in line.split() if f.startswith("id=")}
-            assert any(cid not in listed for cid in ids), "all twelve on the caller's worker"
+            # CLIENT LIST names each connection's worker: the twelve are on both.
+            workers = {}
+            for line in r.execute_command("CLIENT", "LIST").splitlines():
+                fields = dict(f.split("=", 1) for f in line.split())
+                workers[int(fields["id"])] = fields["rampart-worker"]
+            assert len({workers[cid] for cid in ids}) == 2, "all twelve on one worker"
         for n, (c, cid) in enumerate(zip(clients, ids)):
             how = ["", "TIMEOUT", "ERROR"][n % 3]
             blocking = ("BZPOPMIN", zset, "0") if n % 2 else ("BLPOP", lst, "0")

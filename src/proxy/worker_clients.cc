@@ -13,13 +13,14 @@ bool KnownClientType(std::string_view type) {
   return t == "normal" || t == "master" || t == "slave" || t == "replica" || t == "pubsub";
 }
 
-// A CLIENT LIST / INFO line. `multi`: the commands queued in MULTI, -1 when
-// not in one (only the session's own worker knows; others print -1).
+// A CLIENT LIST / INFO line: Redis's fields that apply, then the worker
+// thread that serves the connection. `multi`: the commands queued in MULTI,
+// -1 when not in one (only the session's own worker knows; others print -1).
 std::string Describe(const SharedState::ClientRecord& r, uint64_t id, std::string_view laddr, int multi) {
   return StrCat("id=", id, " addr=", r.peer, " laddr=", laddr, " fd=", r.fd, " name=", r.name,
                 " age=", (NowMs() - r.connected_ms) / 1000, " db=0 sub=", r.channels, " psub=", r.patterns,
                 " multi=", multi, " resp=", r.protocol,
-                " lib-name=", r.lib_name, " lib-ver=", r.lib_version, "\n");
+                " lib-name=", r.lib_name, " lib-ver=", r.lib_version, " rampart-worker=", r.worker, "\n");
 }
 
 SharedState::ClientRecord Record(const Session& s) {
@@ -175,7 +176,9 @@ void Worker::ClientCommand(Session& s, const Command& c, resp::Writer& out) {
   const auto& a = c.args;
   const std::string sub = Lower(a[1]);
   auto describe = [&](const Session& x) {
-    return Describe(Record(x), x.id, shared_.listen.address(), x.in_multi ? static_cast<int>(x.multi.size()) : -1);
+    SharedState::ClientRecord r = Record(x);
+    r.worker = index_;
+    return Describe(r, x.id, shared_.listen.address(), x.in_multi ? static_cast<int>(x.multi.size()) : -1);
   };
   if (sub == "setname" && a.size() == 3) {
     for (char ch : a[2]) {
