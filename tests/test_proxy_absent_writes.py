@@ -28,10 +28,14 @@ def guesses(target):
     return target.name == "rampart-ucx"
 
 
+def worker_of(r):
+    """Each connection's proxy worker, by client id (CLIENT LIST's rampart-worker=)."""
+    return {int(e["id"]): e["rampart-worker"] for e in r.client_list()}
+
+
 def connections_on_two_workers(target, r, tries=16):
     """Two clients whose connections live on different proxy workers (any
-    two against redis-server): CLIENT LIST names its own worker's clients
-    only (docs/proxy.md)."""
+    two against redis-server)."""
     first = client(target)
     first.ping()
     if target.name == "redis":
@@ -42,7 +46,8 @@ def connections_on_two_workers(target, r, tries=16):
             c = client(target)
             others.append(c)
             cid = c.client_id()
-            if cid not in {int(e["id"]) for e in first.client_list()}:
+            workers = worker_of(first)
+            if workers[cid] != workers[first.client_id()]:
                 others.remove(c)
                 return first, c
         raise AssertionError(f"{tries} connections all on the first one's worker")
@@ -170,9 +175,9 @@ def test_a_read_never_sees_its_sessions_later_write_joined_to_another(redis_targ
         ids = [c.call("CLIENT", "ID") for c in conns]
         if redis_target.name == "redis":
             same = conns[:2]
-        else:  # two connections on r's worker (CLIENT LIST names its own)
-            mine = {int(e["id"]) for e in r.client_list()}
-            same = [c for c, cid in zip(conns, ids) if cid in mine][:2]
+        else:  # two connections on r's worker
+            workers = worker_of(r)
+            same = [c for c, cid in zip(conns, ids) if workers[cid] == workers[r.client_id()]][:2]
         assert len(same) == 2, "no two connections on r's worker"
         t, s = same
         for i in range(60):
