@@ -2,22 +2,13 @@
 
 #include <algorithm>
 
+#include "common/little_endian.h"
 #include "proxy/internal_keys.h"
 
 namespace rampart::proxy {
 namespace {
 
 constexpr size_t kPayloadBytes = 8 + 8 + 4;  // id, length, chunk_bytes
-
-void PutLe(std::string* out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
-}
-
-uint64_t LoadLe(std::string_view in, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(in[i])) << (8 * i);
-  return v;
-}
 
 }  // namespace
 
@@ -26,8 +17,8 @@ Result<ChunkedHeader> DecodeChunkedHeader(const StoredValue& v) {
   if (v.payload.size() != kPayloadBytes) {
     return Corruption("chunked string header of ", v.payload.size(), " bytes, not ", kPayloadBytes);
   }
-  ChunkedHeader h{v.expire_at_ms, LoadLe(v.payload, 8), LoadLe(v.payload.substr(8), 8),
-                  static_cast<uint32_t>(LoadLe(v.payload.substr(16), 4))};
+  ChunkedHeader h{v.expire_at_ms, LoadLittleEndian(v.payload, 8), LoadLittleEndian(v.payload.substr(8), 8),
+                  static_cast<uint32_t>(LoadLittleEndian(v.payload.substr(16), 4))};
   if (h.id == 0 || h.chunk_bytes == 0) return Corruption("chunked string header with id or chunk size 0");
   return h;
 }
@@ -36,11 +27,20 @@ std::string EncodeChunkedHeader(const ChunkedHeader& h) {
   std::string out;
   out.reserve(kStoredHeaderBytes + kPayloadBytes);
   out.push_back(static_cast<char>(ValueType::kChunkedString));
-  PutLe(&out, h.expire_at_ms, 8);
-  PutLe(&out, h.id, 8);
-  PutLe(&out, h.length, 8);
-  PutLe(&out, h.chunk_bytes, 4);
+  PutLittleEndian(out, h.expire_at_ms, 8);
+  PutLittleEndian(out, h.id, 8);
+  PutLittleEndian(out, h.length, 8);
+  PutLittleEndian(out, h.chunk_bytes, 4);
   return out;
+}
+
+std::optional<ChunkedHeader> ChunkedHeaderOf(std::string_view stored) {
+  if (stored.empty() || stored[0] != static_cast<char>(ValueType::kChunkedString)) return std::nullopt;
+  auto v = DecodeStored(stored);
+  if (!v.ok()) return std::nullopt;
+  auto h = DecodeChunkedHeader(*v);
+  if (!h.ok()) return std::nullopt;
+  return *h;
 }
 
 uint64_t ChunkCount(const ChunkedHeader& h) { return (h.length + h.chunk_bytes - 1) / h.chunk_bytes; }

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -46,6 +47,9 @@ struct ChunkedHeader {
 Result<ChunkedHeader> DecodeChunkedHeader(const StoredValue& v);
 // The whole stored header.
 std::string EncodeChunkedHeader(const ChunkedHeader& h);
+// The header the stored bytes of a key are, if they are a well-formed one;
+// nullopt for anything else (another type, damage).
+std::optional<ChunkedHeader> ChunkedHeaderOf(std::string_view stored);
 
 uint64_t ChunkCount(const ChunkedHeader& h);
 // The key of chunk `index`. REQUIRES: index < ChunkCount(h).

@@ -14,8 +14,6 @@
 namespace rampart::proxy::internal {
 namespace {
 
-// Redis's proto-max-bulk-len: BITFIELD offsets stay below it, as SETBIT's.
-constexpr uint64_t kMaxStringBits = (uint64_t{512} << 20) * 8;
 
 enum class Overflow { kWrap, kSat, kFail };
 
@@ -55,7 +53,7 @@ Result<uint64_t> ParseFieldOffset(std::string_view s, uint32_t bits) {
     if (offset > std::numeric_limits<uint64_t>::max() / bits) return bad;
     offset *= bits;
   }
-  if (offset >= kMaxStringBits) return bad;
+  if (offset >= static_cast<uint64_t>(kMaxStringBytes) * 8) return bad;  // as SETBIT's
   return offset;
 }
 
@@ -203,18 +201,17 @@ void BitOp(Args args, DataView& data, resp::Writer& out) {
   }
   std::vector<std::string_view> sources;
   size_t longest = 0;
-  Status unread;  // a long source whose chunks are not read yet: every one asked for first
+  Gather reads;  // every long source's missing chunks asked for in one round
   for (size_t n = 3; n < args.size(); ++n) {
     auto v = data.FindTyped(args[n], ValueType::kString);
-    if (!v.ok() && v.status().code() == StatusCode::kUnavailable) {
-      unread = v.status();
-      continue;
+    if (!reads.Add(v.status())) {
+      if (v.status().code() == StatusCode::kUnavailable) continue;
+      return out.Error(v.status().message());  // WRONGTYPE, damage: at once
     }
-    if (ReplyIfError(v.status(), out)) return;
     sources.push_back(v->has_value() ? (*v)->payload : std::string_view());
     longest = std::max(longest, sources.back().size());
   }
-  if (ReplyIfError(unread, out)) return;
+  if (ReplyIfError(reads.status(), out)) return;
   std::string result(longest, '\0');
   for (size_t i = 0; i < longest; ++i) {
     auto at = [i](std::string_view s) { return i < s.size() ? static_cast<uint8_t>(s[i]) : uint8_t{0}; };

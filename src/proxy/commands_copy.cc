@@ -125,6 +125,12 @@ void Rename(Args args, DataView& data, resp::Writer& out) {
 
 namespace {
 
+// The paged collection type a hash, set or list is stored as.
+ValueType CollectionTypeOf(DumpedValue::Type type) {
+  using T = DumpedValue::Type;
+  return type == T::kHash ? ValueType::kPagedHash : type == T::kSet ? ValueType::kPagedSet : ValueType::kList;
+}
+
 // The live value at `key` as DUMP carries it; nullopt when absent.
 Result<std::optional<DumpedValue>> DumpedValueAt(DataView& data, std::string_view key) {
   using T = DumpedValue::Type;
@@ -145,7 +151,7 @@ Result<std::optional<DumpedValue>> DumpedValueAt(DataView& data, std::string_vie
   RAMPART_ASSIGN_OR_RETURN(Collection c, Collection::Open(data, key, type));
   RAMPART_ASSIGN_OR_RETURN(std::vector<TreeEntry> entries, AllEntries(c.tree()));
   v.type = type == ValueType::kPagedHash ? T::kHash : type == ValueType::kList ? T::kList : T::kSet;
-  for (TreeEntry& e : entries) {
+  for (TreeEntry& e : entries) {  // hash: field, value; list: element as value; set: member as key
     if (v.type == T::kHash) {
       v.fields.emplace_back(std::move(e.key), std::move(e.value));
     } else {
@@ -159,7 +165,6 @@ Result<std::optional<DumpedValue>> DumpedValueAt(DataView& data, std::string_vie
 // whatever the key holds.
 Status StoreDumpedValue(DataView& data, std::string_view key, DumpedValue v, uint64_t expire_at_ms) {
   using T = DumpedValue::Type;
-  auto key_order = [](const TreeEntry& a, const TreeEntry& b) { return a.key < b.key; };
   std::vector<TreeEntry> entries;
   switch (v.type) {
     case T::kString:
@@ -173,20 +178,18 @@ Status StoreDumpedValue(DataView& data, std::string_view key, DumpedValue v, uin
     }
     case T::kHash:
       for (auto& [field, value] : v.fields) entries.push_back({std::move(field), std::move(value)});
-      std::sort(entries.begin(), entries.end(), key_order);
       break;
     case T::kSet:
       for (std::string& member : v.elements) entries.push_back({std::move(member), ""});
-      std::sort(entries.begin(), entries.end(), key_order);
       break;
     case T::kList:
       for (std::string& element : v.elements) entries.push_back({"", std::move(element)});
       break;
   }
-  const ValueType type = v.type == T::kHash  ? ValueType::kPagedHash
-                         : v.type == T::kSet ? ValueType::kPagedSet
-                                             : ValueType::kList;
-  Collection c = Collection::Create(data, key, type);
+  if (v.type != T::kList) {  // keyed trees are built in key order
+    std::sort(entries.begin(), entries.end(), [](const TreeEntry& a, const TreeEntry& b) { return a.key < b.key; });
+  }
+  Collection c = Collection::Create(data, key, CollectionTypeOf(v.type));
   c.Rebuild(0, std::move(entries));
   c.set_expire_at_ms(expire_at_ms);
   return c.Save();
@@ -365,9 +368,8 @@ void DeleteStalePages(Args args, DataView& data, resp::Writer& out) {
   if (header->has_value()) {
     auto v = DecodeStored(**header);
     uint64_t id = 0;  // of the collection or chunked string there
-    if (v.ok() && v->type == ValueType::kChunkedString) {
-      auto chunked = DecodeChunkedHeader(*v);
-      if (chunked.ok()) id = chunked->id;
+    if (auto chunked = ChunkedHeaderOf(**header); chunked.has_value()) {
+      id = chunked->id;
     } else if (auto ids = ReadCollectionIds(**header); ids.ok()) {
       id = ids->id;
     }

@@ -27,6 +27,26 @@ namespace rampart::proxy::internal {
 // error text) and returns true when `s` is not OK.
 bool ReplyIfError(const Status& s, resp::Writer& out);
 
+// The outcome of reads that do not depend on each other: each is tried even
+// after another missed a page, so that every missing page is asked for in
+// the same read round.
+class Gather {
+ public:
+  // Takes one read's status; true when it succeeded.
+  bool Add(const Status& s) {
+    if (s.ok()) return true;
+    Status& slot = s.code() == StatusCode::kUnavailable ? missing_ : error_;
+    if (slot.ok()) slot = s;
+    return false;
+  }
+  // The first error other than kUnavailable; else kUnavailable when a page
+  // was missing; else OK.
+  Status status() const { return error_.ok() ? missing_ : error_; }
+
+ private:
+  Status error_, missing_;
+};
+
 // Whether `a` equals `lower` ignoring the case of `a` (option names).
 // REQUIRES: `lower` is lower case.
 inline bool EqualsNoCase(std::string_view a, std::string_view lower) {

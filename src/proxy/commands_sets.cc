@@ -32,26 +32,6 @@ constexpr std::string_view kNotPositive = "ERR value is out of range, must be po
 // Batches of changes this large also read the leaves around the changed ones.
 constexpr size_t kNeighbourBatch = 4;
 
-// The outcome of reads that do not depend on each other: each is tried even
-// after another missed a page, so that every missing page is asked for in
-// the same read round.
-class Gather {
- public:
-  // Takes one read's status; true when it succeeded.
-  bool Add(const Status& s) {
-    if (s.ok()) return true;
-    Status& slot = s.code() == StatusCode::kUnavailable ? missing_ : error_;
-    if (slot.ok()) slot = s;
-    return false;
-  }
-  // The first error other than kUnavailable; else kUnavailable when a page
-  // was missing; else OK.
-  Status status() const { return error_.ok() ? missing_ : error_; }
-
- private:
-  Status error_, missing_;
-};
-
 Views ViewsOf(const Members& members) { return Views(members.begin(), members.end()); }
 Views ViewsOf(Args args) { return Views(args.begin(), args.end()); }
 

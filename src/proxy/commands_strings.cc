@@ -18,30 +18,11 @@ namespace rampart::proxy::internal {
 namespace {
 
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
-// Redis's proto-max-bulk-len default: no command makes a string longer than
-// this, and bit offsets stay below it.
-constexpr int64_t kMaxStringBytes = int64_t{512} << 20;
 constexpr std::string_view kTooLong = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 
 // The key's string value, or nullopt; WRONGTYPE/corruption as an error.
 Result<std::optional<StoredValue>> FindString(DataView& data, std::string_view key) {
   return data.FindTyped(key, ValueType::kString);
-}
-
-// The header of the long string (chunked_string.h) at `key`, or nullopt
-// when the key holds anything else or nothing: the commands that read or
-// change a part of a string then touch only the chunks of that part.
-Result<std::optional<ChunkedHeader>> LongStringAt(DataView& data, std::string_view key) {
-  RAMPART_ASSIGN_OR_RETURN(auto stored, data.FindStored(key));
-  if (!stored.has_value() || stored->type != ValueType::kChunkedString) {
-    return std::optional<ChunkedHeader>();
-  }
-  auto h = DecodeChunkedHeader(*stored);
-  if (!h.ok()) {
-    return Corruption("ERR rampart: the string at \"", key.substr(0, 64), "\" is damaged: ",
-                      h.status().message());
-  }
-  return std::optional<ChunkedHeader>(*h);
 }
 
 // A string value as a bulk reply, nil when absent.
@@ -199,7 +180,7 @@ class BitSource {
  public:
   static Result<BitSource> At(DataView& data, std::string_view key) {
     BitSource source(data, key);
-    RAMPART_ASSIGN_OR_RETURN(source.header_, LongStringAt(data, key));
+    RAMPART_ASSIGN_OR_RETURN(source.header_, data.FindChunked(key));
     if (!source.header_.has_value()) {
       RAMPART_ASSIGN_OR_RETURN(source.plain_, FindString(data, key));
     }
@@ -490,7 +471,7 @@ void StrLen(Args args, DataView& data, resp::Writer& out) {
 // APPEND key value: the new length; a missing key is created without expiry,
 // an existing one keeps its expiry.
 void Append(Args args, DataView& data, resp::Writer& out) {
-  auto long_string = LongStringAt(data, args[1]);
+  auto long_string = data.FindChunked(args[1]);
   if (ReplyIfError(long_string.status(), out)) return;
   if (const auto& h = *long_string; h.has_value()) {  // its last chunk and new ones
     if (static_cast<int64_t>(h->length + args[2].size()) > kMaxStringBytes) return out.Error(kTooLong);
@@ -520,7 +501,7 @@ void GetRange(Args args, DataView& data, resp::Writer& out) {
   if (ReplyIfError(start.status(), out)) return;
   auto end = ParseInt64(args[3]);
   if (ReplyIfError(end.status(), out)) return;
-  auto long_string = LongStringAt(data, args[1]);
+  auto long_string = data.FindChunked(args[1]);
   if (ReplyIfError(long_string.status(), out)) return;
   if (const auto& h = *long_string; h.has_value()) {  // only the chunks the range crosses
     const auto r = ClampRange(*start, *end, static_cast<int64_t>(h->length), true);
@@ -544,7 +525,7 @@ void SetRange(Args args, DataView& data, resp::Writer& out) {
   auto offset = ParseInt64(args[2]);
   if (ReplyIfError(offset.status(), out)) return;
   if (*offset < 0) return out.Error("ERR offset is out of range");
-  auto long_string = LongStringAt(data, args[1]);
+  auto long_string = data.FindChunked(args[1]);
   if (ReplyIfError(long_string.status(), out)) return;
   if (const auto& h = *long_string; h.has_value()) {  // only the chunks it writes
     const std::string_view value = args[3];
@@ -577,7 +558,7 @@ void SetBit(Args args, DataView& data, resp::Writer& out) {
   if (!on.ok() || (*on & ~int64_t{1}) != 0) return out.Error("ERR bit is not an integer or out of range");
   const uint8_t mask = static_cast<uint8_t>(0x80 >> (*offset & 7));
   const uint64_t byte_at = static_cast<uint64_t>(*offset >> 3);
-  auto long_string = LongStringAt(data, args[1]);
+  auto long_string = data.FindChunked(args[1]);
   if (ReplyIfError(long_string.status(), out)) return;
   if (const auto& h = *long_string; h.has_value()) {  // only the chunk of the bit
     auto old = byte_at < h->length ? data.ChunkRange(args[1], *h, byte_at, 1) : std::string(1, '\0');
@@ -609,7 +590,7 @@ void GetBit(Args args, DataView& data, resp::Writer& out) {
   auto offset = ParseBitOffset(args[2]);
   if (ReplyIfError(offset.status(), out)) return;
   const size_t byte = static_cast<size_t>(*offset >> 3);
-  auto long_string = LongStringAt(data, args[1]);
+  auto long_string = data.FindChunked(args[1]);
   if (ReplyIfError(long_string.status(), out)) return;
   if (const auto& h = *long_string; h.has_value()) {  // only the chunk of the bit
     if (byte >= h->length) return out.Integer(0);

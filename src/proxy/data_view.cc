@@ -7,16 +7,6 @@
 namespace rampart::proxy {
 namespace {
 
-// The chunked string's header `stored` is, if it is one (well formed).
-std::optional<ChunkedHeader> ChunkedHeaderOf(std::string_view stored) {
-  if (stored.empty() || stored[0] != static_cast<char>(ValueType::kChunkedString)) return std::nullopt;
-  auto v = DecodeStored(stored);
-  if (!v.ok()) return std::nullopt;
-  auto h = DecodeChunkedHeader(*v);
-  if (!h.ok()) return std::nullopt;
-  return *h;
-}
-
 template <typename... What>
 Status Damaged(std::string_view key, const What&... what) {
   return Corruption("ERR rampart: the string at \"", key.substr(0, 64), "\" is damaged: ", what...);
@@ -83,15 +73,22 @@ void DataView::set_max_value_bytes(uint64_t n) {
 
 // ---- Chunked strings -------------------------------------------------------
 
-Result<std::string> DataView::ChunkRange(std::string_view key, const ChunkedHeader& h, uint64_t from,
-                                         uint64_t n) const {
+Result<std::optional<ChunkedHeader>> DataView::FindChunked(std::string_view key) const {
+  RAMPART_ASSIGN_OR_RETURN(auto stored, FindStored(key));
+  if (!stored.has_value() || stored->type != ValueType::kChunkedString) {
+    return std::optional<ChunkedHeader>();
+  }
+  auto h = DecodeChunkedHeader(*stored);
+  if (!h.ok()) return Damaged(key, h.status().message());
+  return std::optional<ChunkedHeader>(*h);
+}
+
+Result<std::vector<std::string_view>> DataView::ChunkViews(std::string_view key, const ChunkedHeader& h,
+                                                          uint64_t first, uint64_t last) const {
   const uint64_t count = ChunkCount(h);
-  if (h.length > kMaxJoinedBytes || count > kMaxChunks) {
+  if (h.length > static_cast<uint64_t>(kMaxStringBytes) || count > kMaxChunks) {
     return Damaged(key, "a length of ", h.length, " bytes in ", count, " chunks");
   }
-  std::string bytes;
-  if (n == 0) return bytes;
-  const uint64_t first = from / h.chunk_bytes, last = (from + n - 1) / h.chunk_bytes;
   std::vector<std::string_view> chunks;
   for (uint64_t i = first; i <= last; ++i) {
     const std::string chunk_key = ChunkKey(h, i, key);
@@ -108,10 +105,25 @@ Result<std::string> DataView::ChunkRange(std::string_view key, const ChunkedHead
     chunks.push_back(*it->second.stored);
   }
   if (chunks.size() < last - first + 1) return Unavailable("ERR rampart: a key not read yet");
-  const uint64_t skip = from - first * h.chunk_bytes;
-  bytes.reserve(skip + n);
-  for (std::string_view chunk : chunks) bytes.append(chunk);
-  if (skip > 0 || bytes.size() > n) bytes = bytes.substr(skip, n);
+  return chunks;
+}
+
+Result<std::string> DataView::ChunkRange(std::string_view key, const ChunkedHeader& h, uint64_t from,
+                                         uint64_t n) const {
+  if (n == 0) {
+    RAMPART_RETURN_IF_ERROR(ChunkViews(key, h, 1, 0).status());  // no chunk: the header's checks
+    return std::string();
+  }
+  const uint64_t first = from / h.chunk_bytes;
+  RAMPART_ASSIGN_OR_RETURN(auto chunks, ChunkViews(key, h, first, (from + n - 1) / h.chunk_bytes));
+  std::string bytes;
+  bytes.reserve(n);
+  uint64_t at = from - first * h.chunk_bytes;  // within the first chunk
+  for (std::string_view chunk : chunks) {
+    const std::string_view part = chunk.substr(at, n - bytes.size());
+    bytes.append(part);
+    at = 0;
+  }
   return bytes;
 }
 
@@ -135,26 +147,19 @@ Status DataView::WriteChunks(std::string_view key, const ChunkedHeader& h, uint6
   grown.length = std::max(h.length, offset + bytes.size());
   const uint64_t first = std::min(offset, h.length) / h.chunk_bytes;  // chunks that change
   const uint64_t last = (offset + bytes.size() - 1) / h.chunk_bytes;
-  const uint64_t begin = first * h.chunk_bytes;
-  const uint64_t end = std::min(grown.length, (last + 1) * h.chunk_bytes);
-  std::string region;  // bytes [begin, end) as they will be
-  if (begin < h.length) {
-    RAMPART_ASSIGN_OR_RETURN(region, ChunkRange(key, h, begin, std::min(end, h.length) - begin));
+  const uint64_t old_count = ChunkCount(h);
+  std::vector<std::string_view> old;  // the string's chunks among them
+  if (first < old_count) {
+    RAMPART_ASSIGN_OR_RETURN(old, ChunkViews(key, h, first, std::min(last, old_count - 1)));
   }
-  const uint64_t old_end = region.size();  // begin + old_end: the old string's end, or `end`
-  region.resize(end - begin, '\0');
-  // A chunk of the old string whose bytes stay as they were is not rewritten.
-  std::vector<bool> changed(last - first + 1, false);
   for (uint64_t i = first; i <= last; ++i) {
-    const uint64_t from = (i - first) * h.chunk_bytes, to = from + ChunkLength(grown, i);
-    const uint64_t lo = std::max(from, offset - begin), hi = std::min(to, offset - begin + bytes.size());
-    changed[i - first] = to > old_end || (hi > lo && region.compare(lo, hi - lo, bytes.substr(
-                                                           lo - (offset - begin), hi - lo)) != 0);
-  }
-  region.replace(offset - begin, bytes.size(), bytes);
-  for (uint64_t i = first; i <= last; ++i) {
-    if (!changed[i - first]) continue;
-    Set(ChunkKey(grown, i, key), region.substr((i - first) * h.chunk_bytes, ChunkLength(grown, i)), true);
+    const std::string_view before = i - first < old.size() ? old[i - first] : std::string_view();
+    std::string chunk(before);
+    chunk.resize(ChunkLength(grown, i), '\0');  // zero bytes past the old end
+    const uint64_t start = i * h.chunk_bytes;
+    const uint64_t lo = std::max(start, offset), hi = std::min(start + chunk.size(), offset + bytes.size());
+    if (hi > lo) chunk.replace(lo - start, hi - lo, bytes.substr(lo - offset, hi - lo));
+    if (chunk != before) Set(ChunkKey(grown, i, key), std::move(chunk), true);  // only what changed
   }
   Set(key, EncodeChunkedHeader(grown), true);
   return Status::Ok();

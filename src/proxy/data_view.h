@@ -69,6 +69,10 @@ class DataView {
   void Put(std::string_view key, std::string stored);
   void Delete(std::string_view key);
 
+  // The header of the live long string at `key`; nullopt when the key holds
+  // anything else or nothing; Corruption when the header is damaged. The
+  // commands on a part of a string then touch only that part's chunks.
+  Result<std::optional<ChunkedHeader>> FindChunked(std::string_view key) const;
   // A part of the live chunked string `h` at `key` (FindStored's header):
   // bytes [from, from + n), reading only the chunks they cross (one the view
   // lacks is added to missing(): Unavailable). REQUIRES: from + n <= h.length.
@@ -176,6 +180,12 @@ class DataView {
   // Deletes chunks `first`.. of the chunked string `h` at `key`.
   void DeleteChunks(std::string_view key, const ChunkedHeader& h, uint64_t first);
   void NoteMissing(std::string_view key, uint64_t expected_bytes = 0) const;
+  // The stored bytes of chunks [first, last] of the chunked string `h` at
+  // `key` (none when first > last: the header's checks only): Corruption
+  // when the header or a chunk is damaged; Unavailable (each chunk the view
+  // lacks added to missing()) until all are read.
+  Result<std::vector<std::string_view>> ChunkViews(std::string_view key, const ChunkedHeader& h,
+                                                   uint64_t first, uint64_t last) const;
 
   std::map<std::string, Entry, std::less<>> entries_;
   uint64_t next_generation_ = 1;
@@ -188,8 +198,7 @@ class DataView {
     std::string bytes;
   };
   mutable std::map<std::string, Joined, std::less<>> joined_;
-  // A header claiming more is damaged (Redis's strings end at 512 MiB).
-  static constexpr uint64_t kMaxJoinedBytes = uint64_t{512} << 20;
+  // A header claiming more chunks is damaged (or more than kMaxStringBytes).
   static constexpr uint64_t kMaxChunks = uint64_t{1} << 20;
   struct Decoded {
     uint64_t generation = 0;

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "common/little_endian.h"
+
 namespace rampart::proxy {
 namespace {
 
@@ -15,12 +17,6 @@ constexpr size_t kMaxZeroRun = 64, kMaxXZeroRun = 16384, kMaxValRun = 4;
 
 Status NotAnHll() { return InvalidArgument("WRONGTYPE Key is not a valid HyperLogLog string value."); }
 Status Corrupted() { return InvalidArgument("INVALIDOBJ Corrupted HLL object detected"); }
-
-uint64_t LoadLittleEndian64(const unsigned char* p) {
-  uint64_t v = 0;
-  for (int n = 7; n >= 0; --n) v = v << 8 | p[n];
-  return v;
-}
 
 // Redis's hllSigma and hllTau (Ertl's estimator).
 double Sigma(double x) {
@@ -46,26 +42,22 @@ double Tau(double x) {
   return z / 3;
 }
 
-}  // namespace
-
+// Redis's MurmurHash64A (hyperloglog.c): 8-byte words little-endian, then the tail.
 uint64_t MurmurHash64A(std::string_view key, uint64_t seed) {
   constexpr uint64_t m = 0xc6a4a7935bd1e995ULL;
   constexpr int r = 47;
-  const auto* data = reinterpret_cast<const unsigned char*>(key.data());
-  const size_t len = key.size();
-  uint64_t h = seed ^ (len * m);
-  const unsigned char* end = data + (len - (len & 7));
-  for (; data != end; data += 8) {
-    uint64_t k = LoadLittleEndian64(data);
+  uint64_t h = seed ^ (key.size() * m);
+  const size_t whole = key.size() - key.size() % 8;
+  for (size_t at = 0; at < whole; at += 8) {
+    uint64_t k = LoadLittleEndian(key.substr(at), 8);
     k *= m;
     k ^= k >> r;
     k *= m;
     h ^= k;
     h *= m;
   }
-  const size_t tail = len & 7;
-  if (tail > 0) {
-    for (size_t n = tail; n-- > 0;) h ^= static_cast<uint64_t>(data[n]) << (8 * n);
+  if (whole < key.size()) {
+    h ^= LoadLittleEndian(key.substr(whole), key.size() - whole);
     h *= m;
   }
   h ^= h >> r;
@@ -73,6 +65,8 @@ uint64_t MurmurHash64A(std::string_view key, uint64_t seed) {
   h ^= h >> r;
   return h;
 }
+
+}  // namespace
 
 HyperLogLog::HyperLogLog() = default;
 
@@ -82,7 +76,7 @@ Result<HyperLogLog> HyperLogLog::Decode(std::string_view value) {
   const uint8_t encoding = p[4];
   if (encoding > kSparse || (encoding == kDense && value.size() != kDenseBytes)) return NotAnHll();
   HyperLogLog h;
-  if ((p[15] & 0x80) == 0) h.cached_ = LoadLittleEndian64(p + 8);
+  if ((p[15] & 0x80) == 0) h.cached_ = LoadLittleEndian(value.substr(8), 8);
   const unsigned char* regs = p + kHeaderBytes;
   if (encoding == kDense) {
     h.dense_ = true;

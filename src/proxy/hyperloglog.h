@@ -75,7 +75,4 @@ class HyperLogLog {
   std::optional<uint64_t> cached_;  // from the value read, until a change
 };
 
-// Redis's MurmurHash64A (seed 0xadc83b19 for HyperLogLog). Exposed for tests.
-uint64_t MurmurHash64A(std::string_view key, uint64_t seed);
-
 }  // namespace rampart::proxy

@@ -3,13 +3,14 @@
 #include <isa-l/crc64.h>
 #include <lzf.h>
 
-#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <limits>
+#include <optional>
 #include <unordered_set>
+
+#include "common/little_endian.h"
 
 namespace rampart::proxy {
 namespace {
@@ -43,13 +44,18 @@ enum RdbType : uint8_t {
 constexpr uint8_t kLen6 = 0, kLen14 = 1, kLen32Or64 = 2, kEncoded = 3;
 constexpr uint8_t kLen32 = 0x80, kLen64 = 0x81;
 constexpr uint8_t kEncInt8 = 0, kEncInt16 = 1, kEncInt32 = 2, kEncLzf = 3;
-constexpr size_t kFooterBytes = 10;  // RDB version, CRC-64
+constexpr size_t kVersionBytes = 2, kCrcBytes = 8;  // the footer
 
 Status BadFormat() { return InvalidArgument("ERR Bad data format"); }
+Status WrongFooter() { return InvalidArgument("ERR DUMP payload version or checksum are wrong"); }
 
-uint64_t LoadLittleEndian(std::string_view b) {
-  uint64_t v = 0;
-  for (size_t n = b.size(); n-- > 0;) v = v << 8 | static_cast<uint8_t>(b[n]);
+// A score written as text (old sorted sets, ziplists, listpacks): strtod over
+// the whole text, as Redis reads it.
+Result<double> ParseRdbScore(std::string_view text) {
+  const std::string copy(text);  // strtod needs the terminating NUL
+  char* end = nullptr;
+  const double v = std::strtod(copy.c_str(), &end);
+  if (copy.empty() || end != copy.c_str() + copy.size()) return BadFormat();
   return v;
 }
 
@@ -66,6 +72,15 @@ class Budget {
  public:
   static constexpr uint64_t kElementCost = 32;
   explicit Budget(uint64_t bytes) : limit_(bytes), left_(bytes) {}
+  // The string `s`, or a number's decimal text, counted.
+  Result<std::string> Text(std::string_view s) {
+    RAMPART_RETURN_IF_ERROR(Take(s.size()));
+    return std::string(s);
+  }
+  Result<std::string> Integer(int64_t v) {
+    RAMPART_RETURN_IF_ERROR(Take(0));
+    return std::to_string(v);
+  }
   // Counts a string of `n` bytes about to be made.
   Status Take(uint64_t n) {
     if (n >= left_ || left_ - n < kElementCost) {
@@ -105,7 +120,13 @@ class Reader {
   }
   Result<uint64_t> LittleEndian(size_t n) {
     RAMPART_ASSIGN_OR_RETURN(std::string_view b, Bytes(n));
-    return LoadLittleEndian(b);
+    return LoadLittleEndian(b, b.size());
+  }
+  Result<uint64_t> BigEndian(size_t n) {
+    RAMPART_ASSIGN_OR_RETURN(std::string_view b, Bytes(n));
+    uint64_t v = 0;
+    for (char c : b) v = v << 8 | static_cast<uint8_t>(c);
+    return v;
   }
 
   // rdbLoadLen: a plain length (a special string encoding is bad here).
@@ -127,8 +148,7 @@ class Reader {
     RAMPART_ASSIGN_OR_RETURN(LengthOrEncoding l, ReadLengthOrEncoding());
     if (!l.encoded) {
       RAMPART_ASSIGN_OR_RETURN(std::string_view b, Bytes(l.value));
-      RAMPART_RETURN_IF_ERROR(budget_->Take(b.size()));
-      return std::string(b);
+      return budget_->Text(b);
     }
     switch (l.value) {
       case kEncInt8:
@@ -136,8 +156,7 @@ class Reader {
       case kEncInt32: {
         const size_t bytes = size_t{1} << l.value;
         RAMPART_ASSIGN_OR_RETURN(uint64_t v, LittleEndian(bytes));
-        RAMPART_RETURN_IF_ERROR(budget_->Take(0));
-        return std::to_string(SignExtend(v, bytes));
+        return budget_->Integer(SignExtend(v, bytes));
       }
       case kEncLzf: return Lzf();
       default: return BadFormat();
@@ -167,12 +186,10 @@ class Reader {
         return LengthOrEncoding{(first & 0x3fu) << 8 | second, false};
       }
       case kEncoded: return LengthOrEncoding{first & 0x3fu, true};
-      default: break;  // kLen32Or64
+      case kLen32Or64: break;
     }
     if (first != kLen32 && first != kLen64) return BadFormat();
-    RAMPART_ASSIGN_OR_RETURN(std::string_view b, Bytes(first == kLen32 ? 4 : 8));
-    uint64_t v = 0;
-    for (char c : b) v = v << 8 | static_cast<uint8_t>(c);  // big-endian
+    RAMPART_ASSIGN_OR_RETURN(uint64_t v, BigEndian(first == kLen32 ? 4 : 8));
     return LengthOrEncoding{v, false};
   }
   Result<std::string> Lzf();
@@ -191,11 +208,7 @@ Result<double> Reader::TextDouble() {
     default: break;
   }
   RAMPART_ASSIGN_OR_RETURN(std::string_view text, Bytes(len));
-  const std::string copy(text);  // strtod needs the terminating NUL
-  char* end = nullptr;
-  const double v = std::strtod(copy.c_str(), &end);
-  if (copy.empty() || end != copy.c_str() + copy.size()) return BadFormat();
-  return v;
+  return ParseRdbScore(text);
 }
 
 Result<std::string> Reader::Lzf() {
@@ -204,7 +217,7 @@ Result<std::string> Reader::Lzf() {
   RAMPART_ASSIGN_OR_RETURN(std::string_view in, Bytes(compressed));
   // LZF expands at most about 1:90 (a 3-byte back reference copies 264 bytes).
   if (length == 0 || length / 100 > compressed) return BadFormat();
-  RAMPART_RETURN_IF_ERROR(budget_->Take(length));
+  RAMPART_RETURN_IF_ERROR(budget_->Take(length));  // before it is allocated
   std::string out(length, '\0');
   const unsigned got = lzf_decompress(in.data(), static_cast<unsigned>(in.size()), out.data(),
                                       static_cast<unsigned>(out.size()));
@@ -214,15 +227,12 @@ Result<std::string> Reader::Lzf() {
 
 // ---- Packed encodings: ziplist, listpack, intset, zipmap ---------------------
 
-// An element of a ziplist or listpack: bytes, or an integer.
-std::string IntegerText(int64_t v) { return std::to_string(v); }
-
 // The elements of a ziplist (Redis's ziplist.c layout: u32 bytes, u32 tail,
 // u16 count, entries of prevlen | encoding | data, 0xff).
 Result<std::vector<std::string>> ZiplistElements(std::string_view zl, Budget& budget) {
   Reader r(zl, budget);
   RAMPART_ASSIGN_OR_RETURN(uint64_t total, r.LittleEndian(4));
-  RAMPART_RETURN_IF_ERROR(r.LittleEndian(6).status());  // tail offset, count
+  RAMPART_RETURN_IF_ERROR(r.Bytes(6).status());  // tail offset, count
   if (total != zl.size()) return BadFormat();
   std::vector<std::string> out;
   for (;;) {
@@ -242,8 +252,7 @@ Result<std::vector<std::string>> ZiplistElements(std::string_view zl, Budget& bu
       }
       case 2: {
         if (enc != 0x80) return BadFormat();
-        RAMPART_ASSIGN_OR_RETURN(std::string_view b, r.Bytes(4));
-        for (char c : b) str_len = str_len << 8 | static_cast<uint8_t>(c);  // big-endian
+        RAMPART_ASSIGN_OR_RETURN(str_len, r.BigEndian(4));
         break;
       }
       default: {  // an integer
@@ -256,19 +265,19 @@ Result<std::vector<std::string>> ZiplistElements(std::string_view zl, Budget& bu
           case 0xfe: bytes = 1; break;
           default:
             if (enc < 0xf1 || enc > 0xfd) return BadFormat();
-            RAMPART_RETURN_IF_ERROR(budget.Take(0));
-            out.push_back(IntegerText((enc & 0x0f) - 1));  // 0..12 in the encoding byte
+            RAMPART_ASSIGN_OR_RETURN(std::string e, budget.Integer((enc & 0x0f) - 1));  // 0..12
+            out.push_back(std::move(e));
             continue;
         }
         RAMPART_ASSIGN_OR_RETURN(uint64_t v, r.LittleEndian(bytes));
-        RAMPART_RETURN_IF_ERROR(budget.Take(0));
-        out.push_back(IntegerText(SignExtend(v, bytes)));
+        RAMPART_ASSIGN_OR_RETURN(std::string e, budget.Integer(SignExtend(v, bytes)));
+        out.push_back(std::move(e));
         continue;
       }
     }
     RAMPART_ASSIGN_OR_RETURN(std::string_view s, r.Bytes(str_len));
-    RAMPART_RETURN_IF_ERROR(budget.Take(s.size()));
-    out.emplace_back(s);
+    RAMPART_ASSIGN_OR_RETURN(std::string e, budget.Text(s));
+    out.push_back(std::move(e));
   }
   if (!r.done()) return BadFormat();
   return out;
@@ -296,17 +305,14 @@ Result<std::vector<std::string>> ListpackElements(std::string_view lp, Budget& b
     const size_t start = lp.size() - r.left();
     RAMPART_ASSIGN_OR_RETURN(uint8_t enc, r.Byte());
     if (enc == 0xff) break;
-    uint64_t str_len = 0;
-    bool is_string = true;
+    std::optional<uint64_t> str_len;  // a string of this length, else an integer
     int64_t integer = 0;
     if ((enc & 0x80) == 0) {
-      is_string = false;
       integer = enc;  // 7-bit unsigned
     } else if ((enc & 0xc0) == 0x80) {
       str_len = enc & 0x3fu;
     } else if ((enc & 0xe0) == 0xc0) {
       RAMPART_ASSIGN_OR_RETURN(uint8_t low, r.Byte());
-      is_string = false;
       const int64_t raw = (enc & 0x1f) << 8 | low;  // 13 bits, two's complement
       integer = raw >= 4096 ? raw - 8192 : raw;
     } else if ((enc & 0xf0) == 0xe0) {
@@ -318,19 +324,16 @@ Result<std::vector<std::string>> ListpackElements(std::string_view lp, Budget& b
       constexpr size_t kIntBytes[] = {2, 3, 4, 8};
       const size_t bytes = kIntBytes[enc - 0xf1];
       RAMPART_ASSIGN_OR_RETURN(uint64_t v, r.LittleEndian(bytes));
-      is_string = false;
       integer = SignExtend(v, bytes);
     } else {
       return BadFormat();
     }
-    if (is_string) {
-      RAMPART_ASSIGN_OR_RETURN(std::string_view s, r.Bytes(str_len));
-      RAMPART_RETURN_IF_ERROR(budget.Take(s.size()));
-      out.emplace_back(s);
-    } else {
-      RAMPART_RETURN_IF_ERROR(budget.Take(0));
-      out.push_back(IntegerText(integer));
+    std::string_view s;
+    if (str_len.has_value()) {
+      RAMPART_ASSIGN_OR_RETURN(s, r.Bytes(*str_len));
     }
+    RAMPART_ASSIGN_OR_RETURN(std::string e, str_len.has_value() ? budget.Text(s) : budget.Integer(integer));
+    out.push_back(std::move(e));
     const uint64_t entry = lp.size() - r.left() - start;
     RAMPART_ASSIGN_OR_RETURN(std::string_view backlen, r.Bytes(BacklenBytes(entry)));
     uint64_t stored = 0;  // 7 bits a byte, most significant first
@@ -351,8 +354,8 @@ Result<std::vector<std::string>> IntsetMembers(std::string_view is, Budget& budg
   out.reserve(count);
   for (uint64_t n = 0; n < count; ++n) {
     RAMPART_ASSIGN_OR_RETURN(uint64_t v, r.LittleEndian(width));
-    RAMPART_RETURN_IF_ERROR(budget.Take(0));
-    out.push_back(IntegerText(SignExtend(v, width)));
+    RAMPART_ASSIGN_OR_RETURN(std::string e, budget.Integer(SignExtend(v, width)));
+    out.push_back(std::move(e));
   }
   return out;
 }
@@ -376,8 +379,8 @@ Result<std::vector<std::string>> ZipmapElements(std::string_view zm, Budget& bud
       RAMPART_ASSIGN_OR_RETURN(free, r.Byte());
     }
     RAMPART_ASSIGN_OR_RETURN(std::string_view s, r.Bytes(len));
-    RAMPART_RETURN_IF_ERROR(budget.Take(s.size()));
-    out.emplace_back(s);
+    RAMPART_ASSIGN_OR_RETURN(std::string e, budget.Text(s));
+    out.push_back(std::move(e));
     if (is_value) {
       RAMPART_RETURN_IF_ERROR(r.Bytes(free).status());
     }
@@ -387,14 +390,6 @@ Result<std::vector<std::string>> ZipmapElements(std::string_view zm, Budget& bud
 }
 
 // ---- Values -------------------------------------------------------------------
-
-Result<double> ParseScore(std::string_view text) {
-  const std::string copy(text);
-  char* end = nullptr;
-  const double v = std::strtod(copy.c_str(), &end);
-  if (copy.empty() || end != copy.c_str() + copy.size()) return BadFormat();
-  return v;
-}
 
 // Pairs flat [a0, b0, a1, b1, ...] elements (hashes and sorted sets in
 // ziplists, listpacks and zipmaps).
@@ -412,7 +407,7 @@ Result<DumpedValue> ScoredFromPairs(std::vector<std::pair<std::string, std::stri
   DumpedValue v{.type = DumpedValue::Type::kZset};
   v.scored.reserve(pairs.size());
   for (auto& [member, score_text] : pairs) {
-    RAMPART_ASSIGN_OR_RETURN(double score, ParseScore(score_text));
+    RAMPART_ASSIGN_OR_RETURN(double score, ParseRdbScore(score_text));
     v.scored.emplace_back(std::move(member), score);
   }
   return v;
@@ -567,10 +562,6 @@ void PutString(std::string& out, std::string_view s) {
   out.append(s);
 }
 
-void PutLittleEndian(std::string& out, uint64_t v, size_t bytes) {
-  for (size_t n = 0; n < bytes; ++n) out.push_back(static_cast<char>(v >> (8 * n)));
-}
-
 }  // namespace
 
 uint64_t RedisCrc64(std::string_view bytes) {
@@ -610,21 +601,26 @@ std::string EncodeDumpPayload(const DumpedValue& v) {
       }
       break;
   }
-  PutLittleEndian(out, kDumpRdbVersion, 2);
-  PutLittleEndian(out, RedisCrc64(out), 8);
+  AppendDumpFooter(out, kDumpRdbVersion);
   return out;
 }
 
+void AppendDumpFooter(std::string& body, uint16_t rdb_version) {
+  PutLittleEndian(body, rdb_version, kVersionBytes);
+  PutLittleEndian(body, RedisCrc64(body), kCrcBytes);
+}
+
 Result<DumpedValue> DecodeDumpPayload(std::string_view payload, uint64_t max_decoded_bytes) {
-  const Status wrong_footer = InvalidArgument("ERR DUMP payload version or checksum are wrong");
-  if (payload.size() < kFooterBytes) return wrong_footer;
-  const std::string_view body = payload.substr(0, payload.size() - 8);
-  const std::string_view footer = payload.substr(payload.size() - kFooterBytes);
-  if (LoadLittleEndian(footer.substr(0, 2)) > kRestoreMaxRdbVersion) return wrong_footer;
-  if (LoadLittleEndian(footer.substr(2)) != RedisCrc64(body)) return wrong_footer;
+  if (payload.size() < kVersionBytes + kCrcBytes) return WrongFooter();
+  const std::string_view value = payload.substr(0, payload.size() - kVersionBytes - kCrcBytes);
+  const std::string_view checked = payload.substr(0, payload.size() - kCrcBytes);  // value, version
+  if (LoadLittleEndian(payload.substr(value.size()), kVersionBytes) > kRestoreMaxRdbVersion) {
+    return WrongFooter();
+  }
+  if (LoadLittleEndian(payload.substr(checked.size()), kCrcBytes) != RedisCrc64(checked)) return WrongFooter();
 
   Budget budget(max_decoded_bytes);
-  Reader r(payload.substr(0, payload.size() - kFooterBytes), budget);
+  Reader r(value, budget);
   RAMPART_ASSIGN_OR_RETURN(uint8_t type, r.Byte());
   if (type == kRdbStreamListpacks || type == kRdbStreamListpacks2) {
     return InvalidArgument("ERR Bad data format: a stream, which rampart does not serve");

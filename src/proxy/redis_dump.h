@@ -69,6 +69,10 @@ std::string EncodeDumpPayload(const DumpedValue& v);
 Result<DumpedValue> DecodeDumpPayload(std::string_view payload,
                                       uint64_t max_decoded_bytes = kMaxRestoredBytes);
 
+// Appends the footer of a payload to `body` (a value in the RDB object
+// encoding): the RDB version and the CRC-64 of everything before it.
+void AppendDumpFooter(std::string& body, uint16_t rdb_version);
+
 // Redis's crc64(0, bytes): CRC-64/Jones, reflected, no final xor.
 uint64_t RedisCrc64(std::string_view bytes);
 

@@ -7,12 +7,10 @@
 #include <gtest/gtest.h>
 #include <lzf.h>
 
-#include <cmath>
 #include <limits>
 #include <string>
 
 #include "proxy/command_test_util.h"
-#include "proxy/commands_internal.h"
 
 namespace rampart::proxy {
 namespace {
@@ -38,10 +36,7 @@ std::string Bytes(std::initializer_list<int> bytes) {
 
 // `body` with the RDB version and its CRC-64 after it, as DUMP ends a payload.
 std::string WithFooter(std::string body, uint16_t version = 10) {
-  body.push_back(static_cast<char>(version & 0xff));
-  body.push_back(static_cast<char>(version >> 8));
-  const uint64_t crc = RedisCrc64(body);
-  for (int n = 0; n < 8; ++n) body.push_back(static_cast<char>(crc >> (8 * n)));
+  AppendDumpFooter(body, version);
   return body;
 }
 

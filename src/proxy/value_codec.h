@@ -69,6 +69,10 @@ ValueType RedisTypeOf(ValueType type);
 std::string_view RedisTypeName(ValueType type);
 
 inline constexpr size_t kStoredHeaderBytes = 9;  // type + expire_at
+// The longest string (Redis's proto-max-bulk-len): no command makes a longer
+// one, bit offsets stay below it, and a long string's header claiming more
+// is damaged.
+inline constexpr int64_t kMaxStringBytes = int64_t{512} << 20;
 
 struct StoredValue {
   ValueType type = ValueType::kString;

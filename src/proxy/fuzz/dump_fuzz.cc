@@ -23,7 +23,6 @@ namespace {
 using rampart::proxy::DecodeDumpPayload;
 using rampart::proxy::DumpedValue;
 using rampart::proxy::EncodeDumpPayload;
-using rampart::proxy::RedisCrc64;
 
 void Check(bool ok, const char* what) {
   if (!ok) {
@@ -60,10 +59,7 @@ void DecodeOne(std::string_view payload) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string body(reinterpret_cast<const char*>(data), size);
   DecodeOne(body);
-  body.push_back(static_cast<char>(rampart::proxy::kRestoreMaxRdbVersion));
-  body.push_back('\0');
-  const uint64_t crc = RedisCrc64(body);
-  for (int n = 0; n < 8; ++n) body.push_back(static_cast<char>(crc >> (8 * n)));
+  rampart::proxy::AppendDumpFooter(body, rampart::proxy::kRestoreMaxRdbVersion);
   DecodeOne(body);
   return 0;
 }
