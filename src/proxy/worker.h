@@ -146,14 +146,20 @@ struct SharedState {
   // sessions before its next turn. Guarded by pubsub_mutex.
   struct Delivery {
     uint64_t session = 0;
+    int fd = -1;
     bool by_pattern = false;
     std::string pattern;
     // One copy of the channel and message for all of a PUBLISH's deliveries.
     std::shared_ptr<const std::pair<std::string, std::string>> published;
   };
   std::mutex pubsub_mutex;
-  std::unordered_map<std::string, std::map<uint64_t, uint32_t>> channels;
-  std::map<std::string, std::map<uint64_t, uint32_t>, std::less<>> patterns;
+  struct Subscriber {
+    uint32_t worker = 0;
+    int fd = -1;  // its session's, on that worker (ids tell a reused fd)
+  };
+  using Subscribers = std::map<uint64_t, Subscriber>;  // by session id
+  std::unordered_map<std::string, Subscribers> channels;
+  std::map<std::string, Subscribers, std::less<>> patterns;
   std::vector<std::vector<Delivery>> inboxes;  // sized before the workers run
   // Per worker: its inbox has deliveries (sized before the workers run).
   std::unique_ptr<std::atomic<bool>[]> delivery_pending;
@@ -379,6 +385,9 @@ class Worker {
   void ForgetClient(const Session& s);
   // Closes this worker's sessions a KILL marked (before a turn).
   void ApplyKills();
+  // Marks worker `worker`'s entry of a per-worker `pending` flag array of
+  // SharedState and wakes it; any thread.
+  void Wake(std::atomic<bool>* pending, uint32_t worker);
   // SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH, PUBSUB
   // (worker_pubsub.cc).
   void PubSubCommand(Session& s, const Command& c, resp::Writer& out);

@@ -199,8 +199,7 @@ void Worker::UnblockClient(const Command& c, resp::Writer& out) {
     }
   }
   if (!owner.has_value()) return out.Integer(0);  // not blocked, or running its command now
-  shared_.unblock_pending[*owner].store(true);
-  Poke(shared_.wake_fds[*owner]);
+  Wake(shared_.unblock_pending.get(), *owner);
   out.Integer(1);
 }
 

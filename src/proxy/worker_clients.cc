@@ -7,10 +7,19 @@
 namespace rampart::proxy {
 namespace {
 
-// Redis's client types: every rampart client is "normal".
-bool KnownClientType(std::string_view type) {
-  const std::string t = Lower(type);
-  return t == "normal" || t == "master" || t == "slave" || t == "replica" || t == "pubsub";
+// Redis's client types: a rampart client is "pubsub" while it has
+// subscriptions, else "normal"; never a master or replica.
+enum class ClientType { kNormal, kPubSub, kReplication };
+std::optional<ClientType> ParseClientType(std::string_view name) {
+  const std::string t = Lower(name);
+  if (t == "normal") return ClientType::kNormal;
+  if (t == "pubsub") return ClientType::kPubSub;
+  if (t == "master" || t == "slave" || t == "replica") return ClientType::kReplication;
+  return std::nullopt;
+}
+bool OfType(const SharedState::ClientRecord& r, ClientType type) {
+  const bool pubsub = r.channels + r.patterns > 0;
+  return type == ClientType::kPubSub ? pubsub : type == ClientType::kNormal && !pubsub;
 }
 
 // A CLIENT LIST / INFO line: Redis's fields that apply, then the worker
@@ -23,25 +32,30 @@ std::string Describe(const SharedState::ClientRecord& r, uint64_t id, std::strin
                 " lib-name=", r.lib_name, " lib-ver=", r.lib_version, " rampart-worker=", r.worker, "\n");
 }
 
-SharedState::ClientRecord Record(const Session& s) {
-  return {0,        s.fd,         s.peer,         s.name, s.lib_name, s.lib_version, s.connected_ms,
-          s.protocol, s.channels.size(), s.patterns.size()};
-}
-
-// Whether a client of record `r` is of Redis's client type `type` (known).
-bool OfType(const SharedState::ClientRecord& r, std::string_view type) {
-  const std::string t = Lower(type);
-  const bool pubsub = r.channels + r.patterns > 0;
-  return t == "pubsub" ? pubsub : t == "normal" && !pubsub;
+SharedState::ClientRecord Record(const Session& s, uint32_t worker) {
+  return {.worker = worker,
+          .fd = s.fd,
+          .peer = s.peer,
+          .name = s.name,
+          .lib_name = s.lib_name,
+          .lib_version = s.lib_version,
+          .connected_ms = s.connected_ms,
+          .protocol = s.protocol,
+          .channels = s.channels.size(),
+          .patterns = s.patterns.size()};
 }
 
 }  // namespace
 
 void Worker::PublishClient(const Session& s) {
-  SharedState::ClientRecord r = Record(s);
-  r.worker = index_;
+  SharedState::ClientRecord r = Record(s, index_);
   std::lock_guard lock(shared_.clients_mutex);
   shared_.clients[s.id] = std::move(r);
+}
+
+void Worker::Wake(std::atomic<bool>* pending, uint32_t worker) {
+  pending[worker].store(true);
+  Poke(shared_.wake_fds[worker]);
 }
 
 void Worker::ForgetClient(const Session& s) {
@@ -54,10 +68,10 @@ void Worker::ForgetClient(const Session& s) {
 void Worker::ListClients(const Command& c, resp::Writer& out) {
   const auto& a = c.args;
   std::vector<uint64_t> ids;
-  std::optional<std::string> type;
+  std::optional<ClientType> type;
   if (a.size() == 4 && Lower(a[2]) == "type") {
-    if (!KnownClientType(a[3])) return out.Error(StrCat("ERR Unknown client type '", a[3], "'"));
-    type = a[3];
+    type = ParseClientType(a[3]);
+    if (!type) return out.Error(StrCat("ERR Unknown client type '", a[3], "'"));
   } else if (a.size() > 3 && Lower(a[2]) == "id") {
     for (size_t n = 3; n < a.size(); ++n) {
       auto id = ParseInt64(a[n]);
@@ -97,7 +111,8 @@ void Worker::ListClients(const Command& c, resp::Writer& out) {
 void Worker::KillClients(Session& s, const Command& c, resp::Writer& out) {
   const auto& a = c.args;
   if (a.size() < 3) return out.Error("ERR wrong number of arguments for 'client|kill' command");
-  std::optional<std::string> addr, laddr, type;
+  std::optional<std::string> addr, laddr;
+  std::optional<ClientType> type;
   std::optional<uint64_t> id;
   bool skipme = a.size() > 3;
   if (a.size() == 3) {
@@ -112,8 +127,8 @@ void Worker::KillClients(Session& s, const Command& c, resp::Writer& out) {
         if (!v.ok() || *v < 1) return out.Error("ERR client-id should be greater than 0");
         id = static_cast<uint64_t>(*v);
       } else if (option == "type") {
-        if (!KnownClientType(value)) return out.Error(StrCat("ERR Unknown client type '", value, "'"));
-        type = value;
+        type = ParseClientType(value);
+        if (!type) return out.Error(StrCat("ERR Unknown client type '", value, "'"));
       } else if (option == "addr") {
         addr = value;
       } else if (option == "laddr") {
@@ -132,26 +147,24 @@ void Worker::KillClients(Session& s, const Command& c, resp::Writer& out) {
   int64_t killed = 0;
   bool kill_self = false;
   std::vector<uint32_t> owners;
-  {
+  // Every connection's local address is the proxy's listening one.
+  if (!laddr || *laddr == shared_.listen.address()) {
     std::lock_guard lock(shared_.clients_mutex);
     for (const auto& [client_id, r] : shared_.clients) {
       if (shared_.kill.contains(client_id) || (type && !OfType(r, *type)) || (addr && r.peer != *addr) ||
-          (laddr && shared_.listen.address() != *laddr) || (id && client_id != *id) ||
-          (client_id == s.id && skipme)) {
+          (id && client_id != *id) || (client_id == s.id && skipme)) {
         continue;
       }
       ++killed;
       if (client_id == s.id) {
         kill_self = true;
-      } else if (shared_.kill.insert(client_id).second) {
+      } else {
+        shared_.kill.insert(client_id);
         owners.push_back(r.worker);
       }
     }
   }
-  for (uint32_t w : owners) {
-    shared_.kill_pending[w].store(true);
-    Poke(shared_.wake_fds[w]);
-  }
+  for (uint32_t w : owners) Wake(shared_.kill_pending.get(), w);
   if (kill_self) s.closing = true;  // after this reply; TakeCommand drops what follows it
   if (a.size() == 3) return killed == 0 ? out.Error("ERR No such client") : out.Simple("OK");
   out.Integer(killed);
@@ -159,16 +172,12 @@ void Worker::KillClients(Session& s, const Command& c, resp::Writer& out) {
 
 void Worker::ApplyKills() {
   if (!shared_.kill_pending[index_].exchange(false)) return;
-  std::vector<uint64_t> mine;
-  {
-    std::lock_guard lock(shared_.clients_mutex);
-    for (uint64_t id : shared_.kill) {
-      auto it = shared_.clients.find(id);
-      if (it != shared_.clients.end() && it->second.worker == index_) mine.push_back(id);
-    }
-  }
-  for (auto& [fd, session] : sessions_) {
-    if (std::find(mine.begin(), mine.end(), session->id) != mine.end()) session->input_closed = true;
+  std::lock_guard lock(shared_.clients_mutex);
+  for (uint64_t id : shared_.kill) {
+    auto record = shared_.clients.find(id);
+    if (record == shared_.clients.end() || record->second.worker != index_) continue;
+    auto session = sessions_.find(record->second.fd);
+    if (session != sessions_.end() && session->second->id == id) session->second->input_closed = true;
   }
 }
 
@@ -176,8 +185,7 @@ void Worker::ClientCommand(Session& s, const Command& c, resp::Writer& out) {
   const auto& a = c.args;
   const std::string sub = Lower(a[1]);
   auto describe = [&](const Session& x) {
-    SharedState::ClientRecord r = Record(x);
-    r.worker = index_;
+    const SharedState::ClientRecord r = Record(x, index_);
     return Describe(r, x.id, shared_.listen.address(), x.in_multi ? static_cast<int>(x.multi.size()) : -1);
   };
   if (sub == "setname" && a.size() == 3) {

@@ -108,10 +108,7 @@ void Worker::ConnectionCommand(Session& s, const Command& c, std::string& reply)
     return out.Error("WRONGPASS invalid username-password pair or user is disabled.");
   }
   if (name == "hello") return Hello(s, c, out);
-  if (name == "subscribe" || name == "unsubscribe" || name == "psubscribe" || name == "punsubscribe" ||
-      name == "publish" || name == "pubsub") {
-    return PubSubCommand(s, c, out);
-  }
+  if (IsPubSub(name)) return PubSubCommand(s, c, out);
   if (name == "client") return ClientCommand(s, c, out);
   if (name == "command") return CommandCommand(c, out);
   if (name == "config") return ConfigCommand(c, out);

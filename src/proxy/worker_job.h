@@ -88,5 +88,14 @@ std::string ErrorReply(std::string_view message);
 std::string Lower(std::string_view s);
 // Wakes the worker whose eventfd `fd` is (its epoll loop returns); any thread.
 void Poke(int fd);
+// SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE: what a RESP2 connection
+// with subscriptions may send, with PING and QUIT.
+bool IsSubscription(std::string_view name);
+// Those, PUBLISH and PUBSUB (worker_pubsub.cc).
+bool IsPubSub(std::string_view name);
+// Connection commands that act on other sessions (CLIENT UNBLOCK, CLIENT
+// KILL, PUBLISH): they act once, so never inside MULTI, and after the
+// writes their session sent before them are stored.
+bool ActsOnOtherSessions(const Command& c);
 
 }  // namespace rampart::proxy

@@ -48,24 +48,21 @@ void Worker::PubSubCommand(Session& s, const Command& c, resp::Writer& out) {
     auto published = std::make_shared<const std::pair<std::string, std::string>>(a[1], a[2]);
     {
       std::lock_guard lock(shared_.pubsub_mutex);
-      auto add = [&](uint64_t session, uint32_t worker, const std::string* pattern) {
-        shared_.inboxes[worker].push_back(SharedState::Delivery{
-            session, pattern != nullptr, pattern != nullptr ? *pattern : std::string(), published});
-        if (std::find(woken.begin(), woken.end(), worker) == woken.end()) woken.push_back(worker);
+      auto add = [&](uint64_t session, const SharedState::Subscriber& at, const std::string* pattern) {
+        shared_.inboxes[at.worker].push_back(SharedState::Delivery{
+            session, at.fd, pattern != nullptr, pattern != nullptr ? *pattern : std::string(), published});
+        if (std::find(woken.begin(), woken.end(), at.worker) == woken.end()) woken.push_back(at.worker);
         ++receivers;
       };
       if (auto it = shared_.channels.find(a[1]); it != shared_.channels.end()) {
-        for (const auto& [session, worker] : it->second) add(session, worker, nullptr);
+        for (const auto& [session, at] : it->second) add(session, at, nullptr);
       }
       for (const auto& [pattern, subscribers] : shared_.patterns) {
         if (!GlobMatch(pattern, a[1])) continue;
-        for (const auto& [session, worker] : subscribers) add(session, worker, &pattern);
+        for (const auto& [session, at] : subscribers) add(session, at, &pattern);
       }
     }
-    for (uint32_t w : woken) {
-      shared_.delivery_pending[w].store(true);
-      Poke(shared_.wake_fds[w]);
-    }
+    for (uint32_t w : woken) Wake(shared_.delivery_pending.get(), w);
     return out.Integer(receivers);
   }
   if (name == "pubsub") {
@@ -98,7 +95,7 @@ void Worker::PubSubCommand(Session& s, const Command& c, resp::Writer& out) {
   std::set<std::string>& mine = pattern ? s.patterns : s.channels;
   const std::string_view kind = name.substr(pattern ? 1 : 0);  // "subscribe" or "unsubscribe"
   std::lock_guard lock(shared_.pubsub_mutex);
-  auto registry = [&](const std::string& n) -> std::map<uint64_t, uint32_t>& {
+  auto registry = [&](const std::string& n) -> SharedState::Subscribers& {
     return pattern ? shared_.patterns[n] : shared_.channels[n];
   };
   auto forget = [&](const std::string& n) {
@@ -110,7 +107,7 @@ void Worker::PubSubCommand(Session& s, const Command& c, resp::Writer& out) {
   };
   if (kind == "subscribe") {
     for (size_t n = 1; n < a.size(); ++n) {
-      if (mine.insert(a[n]).second) registry(a[n])[s.id] = index_;
+      if (mine.insert(a[n]).second) registry(a[n])[s.id] = {index_, s.fd};
       Confirm(out, name, &a[n], s.subscriptions());
     }
   } else {  // UNSUBSCRIBE / PUNSUBSCRIBE [name ...]: none named: every one
@@ -133,12 +130,11 @@ void Worker::DeliverMessages() {
     inbox.swap(shared_.inboxes[index_]);
   }
   if (inbox.empty()) return;
-  std::unordered_map<uint64_t, Session*> by_id;
-  for (auto& [fd, session] : sessions_) by_id[session->id] = session.get();
   for (const SharedState::Delivery& d : inbox) {
-    auto it = by_id.find(d.session);
-    if (it == by_id.end() || it->second->input_closed || it->second->closing) continue;  // gone meanwhile
+    auto it = sessions_.find(d.fd);
+    if (it == sessions_.end() || it->second->id != d.session) continue;  // gone meanwhile
     Session& s = *it->second;
+    if (s.input_closed || s.closing) continue;
     const auto& [channel, message] = *d.published;
     // Unsubscribed since it was published: a RESP2 connection out of
     // subscribed mode would take the message for a reply.

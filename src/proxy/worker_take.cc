@@ -162,6 +162,20 @@ bool Worker::Refuse(Session& s, std::vector<Job>& jobs, std::string_view message
 // KILL. Not: the whole-store server commands (their own round trips), AUTH
 // and HELLO (they change who the session is mid-block), CLIENT UNBLOCK and
 // KILL (they act on other sessions once), pub/sub (it acts once).
+bool IsSubscription(std::string_view name) {
+  return name == "subscribe" || name == "unsubscribe" || name == "psubscribe" || name == "punsubscribe";
+}
+
+bool IsPubSub(std::string_view name) { return IsSubscription(name) || name == "publish" || name == "pubsub"; }
+
+bool ActsOnOtherSessions(const Command& c) {
+  const std::string_view name = c.spec->name;
+  if (name == "publish") return true;
+  if (name != "client" || c.args.size() < 2) return false;
+  const std::string sub = Lower(c.args[1]);
+  return sub == "unblock" || sub == "kill";
+}
+
 bool Worker::QueueableInMulti(const Command& c) {
   const std::string_view name = c.spec->name;
   switch (c.spec->kind) {
@@ -172,14 +186,9 @@ bool Worker::QueueableInMulti(const Command& c) {
     case CommandKind::kTransaction:
       return false;
     case CommandKind::kConnection:
-      if (name == "auth" || name == "hello") return false;
-      // Pub/sub acts once (a block may run once per read round).
-      if (name == "subscribe" || name == "unsubscribe" || name == "psubscribe" || name == "punsubscribe" ||
-          name == "publish" || name == "pubsub") {
-        return false;
-      }
-      return name != "client" || c.args.size() < 2 ||
-             (Lower(c.args[1]) != "unblock" && Lower(c.args[1]) != "kill");
+      // AUTH and HELLO change who the session is; pub/sub and the commands on
+      // other sessions act once (a block may run once per read round).
+      return name != "auth" && name != "hello" && !IsPubSub(name) && !ActsOnOtherSessions(c);
   }
   return false;
 }
@@ -196,8 +205,7 @@ bool Worker::TakeCommand(Session& s, std::vector<Job>& jobs, TurnState& state) {
   if (std::string error = CheckCommand(s, c); !error.empty()) return Refuse(s, jobs, error);
   const CommandKind kind = c.spec->kind;
   const std::string_view name = c.spec->name;
-  if (s.protocol == 2 && s.subscriptions() > 0 && name != "subscribe" && name != "unsubscribe" &&
-      name != "psubscribe" && name != "punsubscribe" && name != "ping" && name != "quit") {
+  if (s.protocol == 2 && s.subscriptions() > 0 && !IsSubscription(name) && name != "ping" && name != "quit") {
     return Refuse(s, jobs, StrCat("ERR Can't execute '", name, "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING "
                                   "/ QUIT / RESET are allowed in this context"));
   }
@@ -215,16 +223,11 @@ bool Worker::TakeCommand(Session& s, std::vector<Job>& jobs, TurnState& state) {
   }
   switch (kind) {
     case CommandKind::kConnection: {
-      // CLIENT UNBLOCK acts on other sessions: it waits for this session's
-      // writes of the turn (an LPUSH pipelined before it serves the blocked
-      // client first, as in Redis).
-      if (state.wrote && name == "client" && c.args.size() > 1 &&
-          (Lower(c.args[1]) == "unblock" || Lower(c.args[1]) == "kill")) {
-        return false;
-      }
-      // A PUBLISH after a write of the session goes out once the write is
-      // stored: a subscriber that reads on being told reads the new value.
-      if (state.wrote && name == "publish") return false;
+      // A command on other sessions waits for this session's writes of the
+      // turn: an LPUSH pipelined before CLIENT UNBLOCK serves the blocked
+      // client first, as in Redis; a subscriber told by a PUBLISH reads the
+      // value written before it.
+      if (state.wrote && ActsOnOtherSessions(c)) return false;
       if (state.watched && name == "unwatch") return false;  // after the WATCH has run
       std::string reply;
       ConnectionCommand(s, c, reply);
