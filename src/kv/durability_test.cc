@@ -66,14 +66,15 @@ class DurableExecutor {
     return (*decoded)[0];
   }
   void Prepare(uint64_t ts, const std::vector<std::pair<std::string, std::string>>& kvs,
-               uint8_t flags = 0, bool tombstones = false) {
+               uint8_t flags = 0, bool tombstones = false,
+               std::vector<wire::KeyTs> unchanged = {}) {
     std::vector<std::string_view> keys;
     for (auto& [k, v] : kvs) keys.push_back(k);
     siblings_.push_back(wire::EncodeKeyList(keys));
     std::vector<wire::PrepareItemIn> items;
     for (auto& [k, v] : kvs) items.push_back({k, v, siblings_.back(), tombstones});
     std::vector<std::byte> msg;
-    wire::RequestWriter(&msg).Prepare(kPartition, ++id_, ts, items, flags);
+    wire::RequestWriter(&msg).Prepare(kPartition, ++id_, ts, items, flags, unchanged);
     EXPECT_TRUE(Run(msg).ok());
   }
   void Commit(uint64_t ts) {
@@ -121,6 +122,22 @@ TEST(DurablePartitionTest, WhatWasAcknowledgedComesBackPreparedVersionsToo) {
   again.Commit(30);
   EXPECT_EQ(again.partition().Get("a")->value, "x");
   EXPECT_EQ(again.durable().recovered().log_records_replayed, 5u);
+}
+
+// A PREPARE with IF_UNCHANGED is logged without its list of read versions
+// (docs/log_format.md is unchanged): it replays as a plain commit-now write.
+TEST(DurablePartitionTest, AnIfUnchangedWriteIsReplayedAsAPlainOne) {
+  wal::testing::ScratchDir dir;
+  {
+    DurableExecutor e(dir.path, {});
+    e.Prepare(10, {{"a", "1"}}, wire::kFlagCommitNow);
+    e.Prepare(20, {{"a", "2"}, {"b", "1"}}, wire::kFlagCommitNow | wire::kFlagIfUnchanged,
+              /*tombstones=*/false, {{"a", 10}, {"b", 0}, {"read only", 0}});
+  }
+  DurableExecutor again(dir.path, {});
+  EXPECT_EQ(again.durable().recovered().log_records_replayed, 2u);
+  EXPECT_EQ(again.partition().Get("a")->value, "2");
+  EXPECT_EQ(again.partition().Get("b")->value, "1");
 }
 
 TEST(DurablePartitionTest, AFlushIsReplayedToo) {

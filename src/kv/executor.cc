@@ -173,6 +173,19 @@ struct PartitionExecutor::Impl {
     return Status::Ok();
   }
 
+  // kFlagIfUnchanged: FailedPrecondition naming the first key written or
+  // prepared since the writer read it.
+  Status CheckUnchanged(std::span<const wire::KeyTs> read, uint16_t partition_id) const {
+    for (const wire::KeyTs& k : read) {
+      if (!partition.Unchanged(k.key, k.ts)) {
+        return FailedPrecondition("key \"", k.key.substr(0, 64), "\" changed on partition ",
+                                  partition_id, " since version ", k.ts,
+                                  " was read (PREPARE IF_UNCHANGED)");
+      }
+    }
+    return Status::Ok();
+  }
+
   // `frame` is the request as it arrived (a PREPARE's body goes to the redo
   // log as it is).
   void ExecuteOne(ConnectionId from, const wire::RequestFrame& frame, const wire::Request& req,
@@ -190,11 +203,17 @@ struct PartitionExecutor::Impl {
       if ((h.flags & wire::kFlagIfAbsent) != 0) {
         if (Status st = CheckAbsent(items, p->ts, h.partition); !st.ok()) return error(st);
       }
+      if ((h.flags & wire::kFlagIfUnchanged) != 0) {
+        if (Status st = CheckUnchanged(p->unchanged, h.partition); !st.ok()) return error(st);
+      }
       Status st = partition.Prepare(p->ts, items, now);
       if (st.ok() && commit_now) st = partition.Commit(p->ts, now);
       if (!st.ok()) return error(st);
       // The log keeps what recovery needs: whether the PREPARE committed.
-      if (redo != nullptr) redo->Prepare(h.flags & wire::kFlagCommitNow, frame.body);
+      // (Without the IF_UNCHANGED list: a logged PREPARE passed its checks.)
+      if (redo != nullptr) {
+        redo->Prepare(h.flags & wire::kFlagCommitNow, frame.body.first(p->items_bytes));
+      }
       if ((h.flags & wire::kFlagReturnSlots) == 0) return w.Ok(h.type, h.partition, h.request_id);
       w.Slots(h.partition, h.request_id, WrittenSlots(items, p->ts, commit_now));
     } else if (const auto* c = std::get_if<wire::CommitRequest>(&req.body)) {

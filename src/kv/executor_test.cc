@@ -54,14 +54,14 @@ class ExecutorTest : public ::testing::Test {
 
   std::vector<std::byte> Prepare(uint64_t id, uint64_t ts,
                                  std::vector<std::pair<std::string, std::string>> kvs,
-                                 uint8_t flags = 0) {
+                                 uint8_t flags = 0, std::vector<wire::KeyTs> unchanged = {}) {
     std::vector<std::string_view> keys;
     for (auto& [k, v] : kvs) keys.push_back(k);
     siblings_.push_back(wire::EncodeKeyList(keys));
     std::vector<wire::PrepareItemIn> items;
     for (auto& [k, v] : kvs) items.push_back({k, v, siblings_.back(), false});
     std::vector<std::byte> msg;
-    wire::RequestWriter(&msg).Prepare(kPartition, id, ts, items, flags);
+    wire::RequestWriter(&msg).Prepare(kPartition, id, ts, items, flags, unchanged);
     return msg;
   }
   std::vector<std::byte> Commit(uint64_t id, uint64_t ts) {
@@ -136,6 +136,47 @@ TEST_F(ExecutorTest, PrepareIfAbsentWritesOnlyKeysWithoutALiveVersion) {
 
   // Only with COMMIT_NOW.
   EXPECT_EQ(One(Prepare(13, 900, {{"e", "x"}}, wire::kFlagIfAbsent)).header.status,
+            StatusCode::kInvalidArgument);
+}
+
+// kFlagIfUnchanged: a read-modify-write's write goes through only while
+// every key it read still has the version it read as its newest (0: none);
+// a version committed or prepared since refuses the whole request, and
+// nothing of it is written. Keys listed need not be written (a read set).
+TEST_F(ExecutorTest, PrepareIfUnchangedWritesOnlyWhileTheReadVersionsAreNewest) {
+  const uint8_t if_unchanged = wire::kFlagCommitNow | wire::kFlagIfUnchanged;
+  ASSERT_TRUE(One(Prepare(1, 100, {{"a", "1"}, {"b", "1"}}, wire::kFlagCommitNow)).ok());
+  // Read a@100 and "n" (no version): write both.
+  ASSERT_TRUE(One(Prepare(2, 200, {{"a", "2"}, {"n", "new"}}, if_unchanged, {{"a", 100}, {"n", 0}})).ok());
+  // A stale read of a (100, now 200) or of n (absent, now 200) is refused
+  // whole: b, read as it is, is not written either.
+  wire::Reply refused = One(Prepare(3, 300, {{"b", "3"}, {"a", "3"}}, if_unchanged, {{"b", 100}, {"a", 100}}));
+  EXPECT_EQ(refused.header.status, StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.error.find("\"a\" changed"), std::string_view::npos) << refused.error;
+  EXPECT_EQ(One(Prepare(4, 300, {{"n", "again"}}, if_unchanged, {{"n", 0}})).header.status,
+            StatusCode::kFailedPrecondition);
+  wire::Reply got = One(Get(5, {"a", "b", "n"}));
+  ASSERT_EQ(got.results.size(), 3u);
+  EXPECT_EQ(got.results[0].value, "2");
+  EXPECT_EQ(got.results[1].value, "1");
+  EXPECT_EQ(got.results[2].value, "new");
+  // A key only read (c) counts as well as a written one.
+  ASSERT_TRUE(One(Prepare(6, 400, {{"c", "1"}}, wire::kFlagCommitNow)).ok());
+  ASSERT_TRUE(One(Prepare(7, 500, {{"a", "from c"}}, if_unchanged, {{"a", 200}, {"c", 400}})).ok());
+  EXPECT_EQ(One(Prepare(8, 600, {{"a", "x"}}, if_unchanged, {{"a", 500}, {"c", 300}})).header.status,
+            StatusCode::kFailedPrecondition);
+
+  // A prepared version newer than the one read (a write in flight) refuses
+  // it until then; once committed, its version is the one to have read.
+  ASSERT_TRUE(One(Prepare(9, 700, {{"b", "prepared"}})).ok());
+  EXPECT_EQ(One(Prepare(10, 800, {{"b", "x"}}, if_unchanged, {{"b", 100}})).header.status,
+            StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(One(Commit(11, 700)).ok());
+  ASSERT_TRUE(One(Prepare(12, 900, {{"b", "after"}}, if_unchanged, {{"b", 700}})).ok());
+  EXPECT_EQ(One(Get(13, {"b"})).results[0].value, "after");
+
+  // Only with COMMIT_NOW.
+  EXPECT_EQ(One(Prepare(14, 1000, {{"e", "x"}}, wire::kFlagIfUnchanged, {{"e", 0}})).header.status,
             StatusCode::kInvalidArgument);
 }
 

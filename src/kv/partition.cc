@@ -324,6 +324,15 @@ bool Partition::Absent(std::string_view key, uint64_t ts) const {
   return latest == entry.versions.end() || latest->second.tombstone;
 }
 
+bool Partition::Unchanged(std::string_view key, uint64_t read_ts) const {
+  auto it = index_.find(key);
+  if (it == index_.end()) return read_ts == 0;
+  const KeyEntry& entry = it->second;
+  if (entry.latest_commit != read_ts) return false;
+  // Sorted by ts: the last is the newest, committed or prepared.
+  return entry.versions.empty() || std::prev(entry.versions.end())->first <= read_ts;
+}
+
 PartitionStats Partition::Stats() const {
   PartitionStats st;
   st.keys = index_.size();

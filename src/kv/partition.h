@@ -202,6 +202,11 @@ class Partition {
   // `ts` or later makes it not absent. (PREPARE's kFlagIfAbsent.)
   bool Absent(std::string_view key, uint64_t ts) const;
 
+  // True when the newest version of `key` is still the one committed at
+  // `read_ts` (0: the key has no committed version): nothing committed or
+  // prepared after it. (PREPARE's kFlagIfUnchanged.)
+  bool Unchanged(std::string_view key, uint64_t read_ts) const;
+
   // Reclaims superseded committed versions whose grace period ended by `now`
   // and prepared versions older than prepared_timeout. Returns how many
   // versions were reclaimed.

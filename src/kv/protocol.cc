@@ -242,7 +242,8 @@ void FrameWriter::End(size_t header_at) {
 }
 
 void RequestWriter::Prepare(uint16_t partition, uint64_t request_id, uint64_t ts,
-                            std::span<const PrepareItemIn> items, uint8_t flags) {
+                            std::span<const PrepareItemIn> items, uint8_t flags,
+                            std::span<const KeyTs> unchanged) {
   size_t at = BeginRequest(MsgType::kPrepare, flags, partition, request_id);
   Put64(out_, ts);
   Put32(out_, static_cast<uint32_t>(items.size()));
@@ -251,6 +252,13 @@ void RequestWriter::Prepare(uint16_t partition, uint64_t request_id, uint64_t ts
     PutString(out_, item.value);
     Put8(out_, item.tombstone ? 1 : 0);
     PutKeyList(out_, item.siblings);
+  }
+  if ((flags & kFlagIfUnchanged) != 0) {
+    Put32(out_, static_cast<uint32_t>(unchanged.size()));
+    for (const KeyTs& k : unchanged) {
+      PutString(out_, k.key);
+      Put64(out_, k.ts);
+    }
   }
   End(at);
 }
@@ -406,7 +414,19 @@ auto Field(const char* name) {
   return [=] { return std::string(name); };
 }
 
-Status DecodePrepare(BodyReader& r, PrepareRequest* out) {
+Status DecodeKeyTimestamps(BodyReader& r, std::vector<KeyTs>* out) {
+  uint32_t n;
+  RAMPART_RETURN_IF_ERROR(r.Count(&n, 4 + 8, Field("item count")));
+  out->resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    RAMPART_RETURN_IF_ERROR(r.String(&(*out)[i].key, r.limits().max_key_bytes,
+                                     "max_key_bytes", Item("key", i, n)));
+    RAMPART_RETURN_IF_ERROR(r.U64(&(*out)[i].ts, [&] { return StrCat("ts of key ", i + 1, " of ", n); }));
+  }
+  return Status::Ok();
+}
+
+Status DecodePrepare(BodyReader& r, size_t body_bytes, bool if_unchanged, PrepareRequest* out) {
   RAMPART_RETURN_IF_ERROR(r.U64(&out->ts, Field("ts")));
   uint32_t n;
   // Smallest item: key len, value len, flags, sibling count.
@@ -431,6 +451,8 @@ Status DecodePrepare(BodyReader& r, PrepareRequest* out) {
     item.tombstone = flags != 0;
     RAMPART_RETURN_IF_ERROR(r.Keys(&item.siblings, what("siblings")));
   }
+  out->items_bytes = body_bytes - r.left();
+  if (if_unchanged) return DecodeKeyTimestamps(r, &out->unchanged);
   return Status::Ok();
 }
 
@@ -446,15 +468,7 @@ Status DecodeGet(BodyReader& r, GetRequest* out) {
 }
 
 Status DecodeGetByTs(BodyReader& r, GetByTsRequest* out) {
-  uint32_t n;
-  RAMPART_RETURN_IF_ERROR(r.Count(&n, 4 + 8, Field("item count")));
-  out->items.resize(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    RAMPART_RETURN_IF_ERROR(r.String(&out->items[i].key, r.limits().max_key_bytes,
-                                     "max_key_bytes", Item("key", i, n)));
-    RAMPART_RETURN_IF_ERROR(r.U64(&out->items[i].ts, [&] { return StrCat("ts of key ", i + 1, " of ", n); }));
-  }
-  return Status::Ok();
+  return DecodeKeyTimestamps(r, &out->items);
 }
 
 Status DecodeScan(BodyReader& r, ScanRequest* out) {
@@ -522,7 +536,7 @@ Result<Request> DecodeRequest(const RequestFrame& frame, const ProtocolLimits& l
     return r.Error(StatusCode::kInvalidArgument, "unknown request type");
   }
   const uint8_t allowed_flags = frame.header.type == MsgType::kPrepare
-                                    ? (kFlagCommitNow | kFlagReturnSlots | kFlagIfAbsent)
+                                    ? (kFlagCommitNow | kFlagReturnSlots | kFlagIfAbsent | kFlagIfUnchanged)
                                     : 0;
   if ((frame.header.flags & ~allowed_flags) != 0) {
     return r.Error(StatusCode::kInvalidArgument,
@@ -531,12 +545,16 @@ Result<Request> DecodeRequest(const RequestFrame& frame, const ProtocolLimits& l
   if ((frame.header.flags & kFlagIfAbsent) != 0 && (frame.header.flags & kFlagCommitNow) == 0) {
     return r.Error(StatusCode::kInvalidArgument, "flag IF_ABSENT needs COMMIT_NOW");
   }
+  if ((frame.header.flags & kFlagIfUnchanged) != 0 && (frame.header.flags & kFlagCommitNow) == 0) {
+    return r.Error(StatusCode::kInvalidArgument, "flag IF_UNCHANGED needs COMMIT_NOW");
+  }
   Request req;
   req.header = frame.header;
   Status st;
   switch (frame.header.type) {
     case MsgType::kPrepare:
-      st = DecodePrepare(r, &req.body.emplace<PrepareRequest>());
+      st = DecodePrepare(r, frame.body.size(), (frame.header.flags & kFlagIfUnchanged) != 0,
+                         &req.body.emplace<PrepareRequest>());
       break;
     case MsgType::kCommit:
       st = r.U64(&req.body.emplace<CommitRequest>().ts, Field("ts"));

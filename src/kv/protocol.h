@@ -90,6 +90,14 @@ inline constexpr uint8_t kFlagReturnSlots = 0x02;
 // that guessed its keys are new (the proxy's write of a key it has never
 // seen) saves the read it would otherwise need first.
 inline constexpr uint8_t kFlagIfAbsent = 0x04;
+// PREPARE, only with kFlagCommitNow: the body ends with a list of (key, ts)
+// after the items, and the items are stored only if each listed key's newest
+// version here is still the one at ts (0: none) — nothing newer committed or
+// prepared since (Partition::Unchanged); otherwise the request is refused as
+// a whole with kFailedPrecondition and nothing is written. A writer whose
+// read-modify-write read those versions (the proxy) is serialized with every
+// other writer of the keys, whichever proxy or client it is.
+inline constexpr uint8_t kFlagIfUnchanged = 0x08;
 
 inline constexpr size_t kMessageHeaderBytes = 4;
 inline constexpr size_t kRequestHeaderBytes = 16;
@@ -210,6 +218,11 @@ struct PrepareItem {
 struct PrepareRequest {
   uint64_t ts = 0;
   std::vector<PrepareItem> items;
+  // kFlagIfUnchanged: the versions the writer read, which must still be the newest.
+  std::vector<KeyTs> unchanged;
+  // The body's bytes up to the end of the items: what the redo log keeps
+  // (docs/log_format.md), without the kFlagIfUnchanged list.
+  size_t items_bytes = 0;
 };
 struct CommitRequest {
   uint64_t ts = 0;
@@ -290,8 +303,11 @@ class RequestWriter : public FrameWriter {
  public:
   explicit RequestWriter(std::vector<std::byte>* out) : FrameWriter(out) {}
 
+  // `unchanged` is written after the items when flags has kFlagIfUnchanged
+  // (REQUIRES: empty otherwise).
   void Prepare(uint16_t partition, uint64_t request_id, uint64_t ts,
-               std::span<const PrepareItemIn> items, uint8_t flags = 0);
+               std::span<const PrepareItemIn> items, uint8_t flags = 0,
+               std::span<const KeyTs> unchanged = {});
   void Commit(uint16_t partition, uint64_t request_id, uint64_t ts);
   void Get(uint16_t partition, uint64_t request_id, std::span<const std::string_view> keys);
   void GetByTs(uint16_t partition, uint64_t request_id, std::span<const KeyTs> items);

@@ -600,6 +600,41 @@ TEST(ProtocolTest, PrepareSlotsFlagAndReplyRoundTrip) {
   }
 }
 
+// kFlagIfUnchanged: the read versions follow the items; items_bytes ends
+// at the items (what the redo log keeps), and a cut list is refused.
+TEST(ProtocolTest, PrepareIfUnchangedListRoundTripAndTruncation) {
+  const PrepareItemIn item{"k", "v", "", false};
+  const KeyTs read[] = {{"k", 7}, {"other", 0}};
+  const uint8_t flags = kFlagCommitNow | kFlagIfUnchanged;
+  std::vector<std::byte> plain, req;
+  RequestWriter(&plain).Prepare(1, 9, 5, std::span<const PrepareItemIn>(&item, 1), kFlagCommitNow);
+  RequestWriter(&req).Prepare(1, 9, 5, std::span<const PrepareItemIn>(&item, 1), flags, read);
+  auto frames = SplitRequests(req, ProtocolLimits());
+  ASSERT_TRUE(frames.ok()) << frames.status().ToString();
+  auto decoded = DecodeRequest((*frames)[0], ProtocolLimits());
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  const auto& p = std::get<PrepareRequest>(decoded->body);
+  ASSERT_EQ(p.unchanged.size(), 2u);
+  EXPECT_EQ(p.unchanged[1].key, "other");
+  EXPECT_EQ(p.unchanged[0].ts, 7u);
+  // The items' bytes are those of the same PREPARE without the flag.
+  EXPECT_EQ(p.items_bytes, plain.size() - kMessageHeaderBytes - kRequestHeaderBytes);
+  const RequestFrame& f = (*frames)[0];
+  for (size_t len = p.items_bytes; len < f.body.size(); ++len) {
+    RequestFrame cut = f;
+    cut.body = f.body.first(len);
+    cut.header.body_len = static_cast<uint32_t>(len);
+    EXPECT_EQ(DecodeRequest(cut, ProtocolLimits()).status().code(), StatusCode::kCorruption) << len;
+  }
+  std::vector<std::byte> alone;
+  RequestWriter(&alone).Prepare(1, 9, 5, std::span<const PrepareItemIn>(&item, 1), kFlagIfUnchanged, read);
+  auto alone_frames = SplitRequests(alone, ProtocolLimits());
+  ASSERT_TRUE(alone_frames.ok());
+  auto refused = DecodeRequest((*alone_frames)[0], ProtocolLimits());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("IF_UNCHANGED needs COMMIT_NOW"), std::string_view::npos);
+}
+
 TEST(ProtocolTest, ScanRequestAndReplyRoundTripLimitsAndTruncation) {
   EXPECT_EQ(MsgTypeName(MsgType::kScan), "SCAN");
   std::vector<std::byte> req;

@@ -394,6 +394,73 @@ TEST_P(BatchTest, IfAbsentWritesCommitOnlyNewKeys) {
             (std::vector<std::optional<std::string>>{"n", "1", "p", std::nullopt}));
 }
 
+// if_unchanged write sets: a read-modify-write's write commits only while
+// what it read is still the newest version; two clients that read the same
+// version both try, one wins, the other fails with FailedPrecondition and
+// writes nothing, and a plain write grouped beside it is not held back.
+TEST_P(BatchTest, IfUnchangedWritesCommitOnlyOverTheVersionRead) {
+  constexpr uint32_t kNodes = 3;
+  LocalCluster cluster(kNodes, 5000, backend);
+  auto one = cluster.Connect(GetMode::kRpc, PutMode::kRpc);
+  auto two = cluster.Connect(GetMode::kRpc, PutMode::kRpc);
+  ASSERT_NE(one, nullptr);
+  ASSERT_NE(two, nullptr);
+  std::vector<BatchTxn> first{WriteTxn({"counter"}, "5", kNodes)};
+  one->RunBatch(first, coalesce);
+  ASSERT_TRUE(first[0].status.ok()) << first[0].status.ToString();
+
+  // Both read counter = 5 and "fresh" (absent) at the same versions.
+  std::vector<BatchTxn> read1{ReadTxn({"counter", "fresh"}, kNodes)};
+  std::vector<BatchTxn> read2{ReadTxn({"counter", "fresh"}, kNodes)};
+  one->RunBatch(read1, coalesce);
+  two->RunBatch(read2, coalesce);
+  ASSERT_EQ(read1[0].values[0], "5");
+  ASSERT_EQ(read1[0].versions, read2[0].versions);
+  ASSERT_EQ(read1[0].versions[1], 0u);
+  auto increment = [&](const BatchTxn& read, const std::string& value) {
+    BatchTxn w = WriteTxn({"counter"}, value, kNodes);
+    w.after_ts = read.read_ts;
+    w.if_unchanged = {{"counter", read.versions[0]}};
+    return w;
+  };
+  std::vector<BatchTxn> won{increment(read1[0], "6")};
+  one->RunBatch(won, coalesce);
+  EXPECT_TRUE(won[0].status.ok()) << won[0].status.ToString();
+  std::vector<BatchTxn> lost{increment(read2[0], "6 again"), WriteTxn({"plain"}, "p", kNodes)};
+  two->RunBatch(lost, coalesce);
+  EXPECT_EQ(lost[0].status.code(), StatusCode::kFailedPrecondition) << lost[0].status.ToString();
+  EXPECT_TRUE(lost[1].status.ok()) << lost[1].status.ToString();
+  // Read again, the second client's write goes through.
+  std::vector<BatchTxn> again{ReadTxn({"counter"}, kNodes)};
+  two->RunBatch(again, coalesce);
+  std::vector<BatchTxn> retried{increment(again[0], "7")};
+  two->RunBatch(retried, coalesce);
+  EXPECT_TRUE(retried[0].status.ok()) << retried[0].status.ToString();
+
+  // A key that had no version must still have none: "fresh" written by one
+  // client refuses the other's write over its "absent" read.
+  std::vector<BatchTxn> create{WriteTxn({"fresh"}, "f", kNodes)};
+  create[0].if_unchanged = {{"fresh", 0}};
+  one->RunBatch(create, coalesce);
+  EXPECT_TRUE(create[0].status.ok()) << create[0].status.ToString();
+  std::vector<BatchTxn> late{WriteTxn({"fresh"}, "g", kNodes)};
+  late[0].if_unchanged = {{"fresh", read2[0].versions[1]}};
+  two->RunBatch(late, coalesce);
+  EXPECT_EQ(late[0].status.code(), StatusCode::kFailedPrecondition) << late[0].status.ToString();
+
+  std::vector<BatchTxn> check{ReadTxn({"counter", "plain", "fresh"}, kNodes)};
+  one->RunBatch(check, coalesce);
+  EXPECT_EQ(check[0].values, (std::vector<std::optional<std::string>>{"7", "p", "f"}));
+
+  // Spanning partitions: refused before anything is sent.
+  std::string other = "o0";
+  for (int i = 1; Home(other, kNodes) == Home("counter", kNodes); ++i) other = "o" + std::to_string(i);
+  std::vector<BatchTxn> wide{WriteTxn({"counter", other}, "x", kNodes)};
+  wide[0].if_unchanged = {{"counter", 0}};
+  one->RunBatch(wide, coalesce);
+  EXPECT_EQ(wide[0].status.code(), StatusCode::kInvalidArgument) << wide[0].status.ToString();
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, BatchTest,
                          ::testing::Combine(::testing::Values("tcp", "ucx"), ::testing::Bool()),
                          [](const auto& info) {

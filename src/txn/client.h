@@ -151,6 +151,15 @@ struct BatchTxn {
   // nothing. REQUIRES: every write on one partition (kInvalidArgument
   // otherwise); such a write set commits in one round on its own.
   bool if_absent = false;
+  // Writes: commit only if each of these keys' newest version on the
+  // partition is still the one a read returned (KeyTs::ts as in `versions`;
+  // 0: none) — nothing committed or prepared since — else fail with
+  // kFailedPrecondition and write nothing (kv::wire::kFlagIfUnchanged): a
+  // read-modify-write checked against every other writer of what it read.
+  // REQUIRES: every write and every key here on one partition
+  // (kInvalidArgument otherwise), not with if_absent; such a write set
+  // commits in one round on its own. Views, as the keys of `writes`.
+  std::vector<kv::wire::KeyTs> if_unchanged;
 
   // Results, set by RunBatch.
   Status status;

@@ -44,7 +44,15 @@ struct WriteUnit {
   uint64_t ts = 0;
   bool two_rounds = false;  // PREPARE then COMMIT (else committed in round 1)
   bool if_absent = false;   // one BatchTxn::if_absent transaction, alone
+  std::span<const wire::KeyTs> if_unchanged;  // one BatchTxn::if_unchanged transaction's, alone
   uint64_t bytes = 0;       // of the ops' keys and values
+
+  // A conditional write set: refused as a whole, so in a unit of its own.
+  bool alone() const { return if_absent || !if_unchanged.empty(); }
+  uint8_t flags() const {
+    return (two_rounds ? 0 : wire::kFlagCommitNow) | (if_absent ? wire::kFlagIfAbsent : 0) |
+           (if_unchanged.empty() ? 0 : wire::kFlagIfUnchanged);
+  }
 };
 
 // Fails `txn` with `status` unless it already failed.
@@ -116,6 +124,13 @@ void PlanWrite(BatchTxn& t, bool ramp, bool coalesce, WritePlan& plan) {
                                placed.front().second, " and ", placed.back().second);
     return;
   }
+  if (!t.if_unchanged.empty() && (multi_partition || t.if_absent)) {
+    t.status = InvalidArgument("RunBatch: an if_unchanged write set spans partitions ",
+                               placed.front().second, " and ", placed.back().second,
+                               t.if_absent ? ", or is if_absent too" : "");
+    return;
+  }
+  const bool alone = t.if_absent || !t.if_unchanged.empty();  // refused as a whole, alone
   const bool two_rounds = ramp && multi_partition;
   // A write of a (key, partition) an earlier transaction of the batch writes
   // too must get a later timestamp: it joins only a unit after the last one
@@ -128,9 +143,9 @@ void PlanWrite(BatchTxn& t, bool ramp, bool coalesce, WritePlan& plan) {
   uint64_t bytes = 0;
   for (const PlacedWrite& w : t.writes) bytes += w.key.size() + w.value.size();
   WriteUnit* unit = nullptr;
-  if (coalesce && !t.if_absent) {
+  if (coalesce && !alone) {
     for (WriteUnit& u : plan.units) {
-      if (u.index >= first_allowed && u.two_rounds == two_rounds && !u.if_absent &&
+      if (u.index >= first_allowed && u.two_rounds == two_rounds && !u.alone() &&
           u.bytes + bytes <= plan.max_unit_bytes) {
         unit = &u;
         break;
@@ -142,6 +157,7 @@ void PlanWrite(BatchTxn& t, bool ramp, bool coalesce, WritePlan& plan) {
     unit->index = plan.units.size() - 1;
     unit->two_rounds = two_rounds;
     unit->if_absent = t.if_absent;
+    unit->if_unchanged = t.if_unchanged;
   }
   for (const auto& kp : placed) plan.last_unit[kp] = unit->index;
   std::vector<internal::WriteOp> ops;
@@ -340,10 +356,8 @@ void Client::Impl::BatchFirstRound(BatchRun& run) {
     unit.groups = internal::GroupByPartition(unit.partitions);
     unit.ts = timestamps_->NextAfter(unit.after_ts);
     auto prepares = internal::BuildPrepareRequests(
-        unit.ops, unit.siblings, unit.groups, unit.ts,
-        (unit.two_rounds ? 0 : wire::kFlagCommitNow) | (unit.if_absent ? wire::kFlagIfAbsent : 0) |
-            SlotsFlag(),
-        TakeIds(unit.groups.size()));
+        unit.ops, unit.siblings, unit.groups, unit.ts, unit.flags() | SlotsFlag(),
+        TakeIds(unit.groups.size()), unit.if_unchanged);
     for (OutgoingRequest& req : prepares) {
       round1.push_back(std::move(req));
       request_unit.push_back(&unit);

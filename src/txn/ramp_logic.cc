@@ -159,7 +159,8 @@ std::vector<OutgoingRequest> BuildPrepareRequests(std::span<const WriteOp> write
                                                   std::span<const std::string> siblings,
                                                   std::span<const PartitionGroup> groups,
                                                   uint64_t ts, uint8_t flags,
-                                                  uint64_t first_request_id) {
+                                                  uint64_t first_request_id,
+                                                  std::span<const kv::wire::KeyTs> unchanged) {
   std::vector<OutgoingRequest> out;
   out.reserve(groups.size());
   std::vector<wire::PrepareItemIn> items;
@@ -173,7 +174,7 @@ std::vector<OutgoingRequest> BuildPrepareRequests(std::span<const WriteOp> write
                                           siblings[i], writes[i].tombstone});
     }
     wire::RequestWriter(&req.message)
-        .Prepare(static_cast<uint16_t>(g.partition), req.request_id, ts, items, flags);
+        .Prepare(static_cast<uint16_t>(g.partition), req.request_id, ts, items, flags, unchanged);
     out.push_back(std::move(req));
   }
   return out;
