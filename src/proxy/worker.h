@@ -70,6 +70,9 @@ struct SharedState {
   // (worker_absent.cc), and those a kv-node refused because a key existed.
   std::atomic<uint64_t> absent_writes{0};
   std::atomic<uint64_t> absent_refused{0};
+  // Read-modify-write writes a kv-node refused because a key they read had
+  // changed since (IF_UNCHANGED: another proxy's or client's write).
+  std::atomic<uint64_t> write_conflicts{0};
 
   // Blocking commands: sessions parked on all workers, and each worker's
   // eventfd, poked after a write when any session is parked (set before
@@ -258,7 +261,17 @@ class Worker {
   // A write job's write set (a read-modify-write's after what it read) into
   // `round`, or its error answered.
   void PlaceWriteSet(Job& job, RoundTrip& round);
-  void WriteReadModifyWrites(const std::vector<Job*>& writers);
+  // Sets txn's IF_UNCHANGED condition from the job's read versions when
+  // they and the write set are all on one partition (the kv-node checks one
+  // partition's keys); else the write goes out without (docs/proxy.md,
+  // "Several proxies").
+  void CheckedAgainst(Job& job, txn::BatchTxn& txn) const;
+  // A write of `job` failed with `status`: when a kv-node refused it because
+  // a key it read changed since (IF_UNCHANGED), places the job's reads in
+  // `round` to run it again and returns true (at most kMaxConflicts times;
+  // then it is answered an error).
+  bool ReadAgainAfterConflict(Job& job, const Status& status, RoundTrip& round);
+  void WriteReadModifyWrites(std::vector<Job*> writers, uint64_t now);
   void FinishJobs(std::vector<Job>& jobs);
   void ReplyToReaders(std::vector<Job>& jobs);
   bool WatchedKeyChanged(const Job& job, const txn::BatchTxn& txn) const;

@@ -53,6 +53,17 @@ struct Worker::Job {
   // A write whose write set went out in the first round: a blind write, or
   // a read-modify-write whose reads were all one-sided (Worker::ReadOneSided).
   bool written_early = false;
+  // The versions its last read round found, and where (txn::BatchTxn's
+  // versions): a read-modify-write's write set goes out on the condition
+  // that they are still the newest (IF_UNCHANGED, Worker::CheckedAgainst).
+  struct ReadVersion {
+    std::string key;
+    uint64_t ts = 0;
+    uint32_t partition = 0;
+  };
+  std::vector<ReadVersion> read_versions;
+  bool sent_if_unchanged = false;  // its last write set carried them
+  int conflicts = 0;  // its writes refused so far: a key changed since its read
   // Read-modify-writes of other sessions that wanted this job's locks in
   // the same turn: they run after this job's commands, on its view, and
   // their writes leave with its write set (each keeps its own reply).
@@ -78,6 +89,10 @@ struct TurnState {
 // Read rounds a job may take: a collection's tree depth plus a merge's
 // sibling, with room for a concurrent change of a read-only job's keys.
 inline constexpr int kMaxReadRounds = 10;
+// Times a read-modify-write reads and runs again after a kv-node refused its
+// write because a key it read was written meanwhile (through another proxy
+// or client: this proxy's own writes wait for its locks).
+inline constexpr int kMaxConflicts = 16;
 // Followers one job may take in a turn: bounds a turn's write set (each
 // follower's reply waits for the whole group).
 inline constexpr size_t kMaxFollowers = 64;

@@ -243,7 +243,7 @@ void Worker::RunJobs(std::vector<Job>& jobs) {
   writers.insert(writers.end(), late_writers.begin(), late_writers.end());
   // The writes of read-modify-writes: a round trip the readers need not wait for.
   if (!writers.empty()) ReplyToReaders(jobs);
-  WriteReadModifyWrites(writers);
+  WriteReadModifyWrites(std::move(writers), now);
   FinishJobs(jobs);
 }
 
@@ -337,7 +337,7 @@ std::vector<Worker::Job*> Worker::ReadUntilComplete(RoundTrip done, uint64_t now
         PlaceReads(j, again.batch.emplace_back());  // a key existed: read it first
         again.owners.push_back(&j);
       } else if (!done.batch[i].status.ok()) {
-        FailJob(j, done.batch[i].status);
+        if (!ReadAgainAfterConflict(j, done.batch[i].status, again)) FailJob(j, done.batch[i].status);
       } else if (j.written_early) {
         continue;  // its write was this round's
       } else if (!ApplyReads(j, done.batch[i], now)) {
@@ -379,19 +379,65 @@ void Worker::PlaceWriteSet(Job& job, RoundTrip& round) {
   if (std::string error = PlaceWrites(job, w); !error.empty()) {
     AnswerGroup(job, ErrorReply(error));  // nothing of the write set is written
   } else if (!w.writes.empty()) {
+    CheckedAgainst(job, w);
     OfferWrites(job);
     round.batch.push_back(std::move(w));
     round.owners.push_back(&job);
   }
 }
 
-void Worker::WriteReadModifyWrites(const std::vector<Job*>& writers) {
-  RoundTrip writes;
-  for (Job* j : writers) PlaceWriteSet(*j, writes);
-  if (writes.batch.empty()) return;
-  RunWithFailover(writes.batch, writes.owners, /*reads=*/false);
-  for (size_t i = 0; i < writes.batch.size(); ++i) {
-    if (!writes.batch[i].status.ok()) FailJob(*writes.owners[i], writes.batch[i].status);
+void Worker::CheckedAgainst(Job& job, txn::BatchTxn& txn) const {
+  job.sent_if_unchanged = false;
+  if (!job.needs_read || job.read_versions.empty()) return;  // a blind write
+  const uint32_t partition = txn.writes.front().partition;
+  auto elsewhere = [&](uint32_t p) { return p != partition; };
+  if (std::any_of(txn.writes.begin(), txn.writes.end(),
+                  [&](const txn::PlacedWrite& w) { return elsewhere(w.partition); }) ||
+      std::any_of(job.read_versions.begin(), job.read_versions.end(),
+                  [&](const Job::ReadVersion& r) { return elsewhere(r.partition); })) {
+    return;
+  }
+  txn.if_unchanged.reserve(job.read_versions.size());
+  for (const Job::ReadVersion& r : job.read_versions) txn.if_unchanged.push_back({r.key, r.ts});
+  job.sent_if_unchanged = true;
+}
+
+bool Worker::ReadAgainAfterConflict(Job& job, const Status& status, RoundTrip& round) {
+  if (!job.sent_if_unchanged || status.code() != StatusCode::kFailedPrecondition) return false;
+  ++shared_.write_conflicts;
+  if (++job.conflicts > kMaxConflicts) {
+    AnswerGroup(job, ErrorReply(StrCat("ERR rampart: the keys of this command were written by "
+                                       "another proxy or client before its write, ",
+                                       kMaxConflicts, " times; try again")));
+    return true;
+  }
+  // Nothing of its write set was written: it reads and runs again.
+  job.written_early = false;
+  job.sent_if_unchanged = false;
+  job.read_rounds = 0;
+  job.view.reset();
+  PlaceReads(job, round.batch.emplace_back());
+  round.owners.push_back(&job);
+  return true;
+}
+
+// Writes the read-modify-writes; those refused because a key they read
+// changed since (another proxy's write) read, run and write again.
+void Worker::WriteReadModifyWrites(std::vector<Job*> writers, uint64_t now) {
+  while (!writers.empty()) {
+    RoundTrip writes;
+    for (Job* j : writers) PlaceWriteSet(*j, writes);
+    if (writes.batch.empty()) return;
+    RunWithFailover(writes.batch, writes.owners, /*reads=*/false);
+    RoundTrip again;
+    for (size_t i = 0; i < writes.batch.size(); ++i) {
+      Job& j = *writes.owners[i];
+      const Status& st = writes.batch[i].status;
+      if (!st.ok() && !ReadAgainAfterConflict(j, st, again)) FailJob(j, st);
+    }
+    if (again.batch.empty()) return;
+    RunWithFailover(again.batch, again.owners, /*reads=*/true);
+    writers = ReadUntilComplete(std::move(again), now);
   }
 }
 
@@ -420,6 +466,10 @@ void Worker::FinishJobs(std::vector<Job>& jobs) {
 
 bool Worker::ApplyReads(Job& job, txn::BatchTxn& txn, uint64_t now) {
   job.read_ts = txn.read_ts;
+  job.read_versions.resize(txn.reads.size());
+  for (size_t k = 0; k < txn.reads.size(); ++k) {
+    job.read_versions[k] = {std::string(txn.reads[k].key), txn.versions[k], txn.reads[k].partition};
+  }
   job.view.emplace(NewView(now, job.seed));
   for (size_t k = 0; k < txn.reads.size(); ++k) job.view->Seed(txn.reads[k].key, std::move(txn.values[k]));
   for (const auto& [key, entry] : job.view->entries()) {
