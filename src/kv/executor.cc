@@ -175,9 +175,10 @@ struct PartitionExecutor::Impl {
 
   // kFlagIfUnchanged: FailedPrecondition naming the first key written or
   // prepared since the writer read it.
-  Status CheckUnchanged(std::span<const wire::KeyTs> read, uint16_t partition_id) const {
+  Status CheckUnchanged(std::span<const wire::KeyTs> read, uint64_t ts, uint16_t partition_id,
+                        Clock::time_point now) const {
     for (const wire::KeyTs& k : read) {
-      if (!partition.Unchanged(k.key, k.ts)) {
+      if (!partition.Unchanged(k.key, k.ts, ts, now)) {
         return FailedPrecondition("key \"", k.key.substr(0, 64), "\" changed on partition ",
                                   partition_id, " since version ", k.ts,
                                   " was read (PREPARE IF_UNCHANGED)");
@@ -204,7 +205,9 @@ struct PartitionExecutor::Impl {
         if (Status st = CheckAbsent(items, p->ts, h.partition); !st.ok()) return error(st);
       }
       if ((h.flags & wire::kFlagIfUnchanged) != 0) {
-        if (Status st = CheckUnchanged(p->unchanged, h.partition); !st.ok()) return error(st);
+        if (Status st = CheckUnchanged(p->unchanged, p->ts, h.partition, now); !st.ok()) {
+          return error(st);
+        }
       }
       Status st = partition.Prepare(p->ts, items, now);
       if (st.ok() && commit_now) st = partition.Commit(p->ts, now);

@@ -175,6 +175,18 @@ TEST_F(ExecutorTest, PrepareIfUnchangedWritesOnlyWhileTheReadVersionsAreNewest) 
   ASSERT_TRUE(One(Prepare(12, 900, {{"b", "after"}}, if_unchanged, {{"b", 700}})).ok());
   EXPECT_EQ(One(Get(13, {"b"})).results[0].value, "after");
 
+  // A prepared version later than the write lands after it: no conflict. One
+  // prepared more than kInFlightPrepare ago is taken for an abandoned write
+  // (its PREPARE failed elsewhere and nobody commits it): no conflict either.
+  ASSERT_TRUE(One(Prepare(20, 5000, {{"b", "later"}})).ok());
+  ASSERT_TRUE(One(Prepare(21, 950, {{"b", "before it"}}, if_unchanged, {{"b", 900}})).ok());
+  ASSERT_TRUE(One(Prepare(22, 960, {{"f", "abandoned"}})).ok());
+  EXPECT_EQ(One(Prepare(23, 970, {{"f", "x"}}, if_unchanged, {{"f", 0}})).header.status,
+            StatusCode::kFailedPrecondition);
+  now_ += Partition::kInFlightPrepare;
+  ASSERT_TRUE(One(Prepare(24, 980, {{"f", "over it"}}, if_unchanged, {{"f", 0}})).ok());
+  EXPECT_EQ(One(Get(25, {"f"})).results[0].value, "over it");
+
   // Only with COMMIT_NOW.
   EXPECT_EQ(One(Prepare(14, 1000, {{"e", "x"}}, wire::kFlagIfUnchanged, {{"e", 0}})).header.status,
             StatusCode::kInvalidArgument);

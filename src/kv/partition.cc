@@ -324,13 +324,23 @@ bool Partition::Absent(std::string_view key, uint64_t ts) const {
   return latest == entry.versions.end() || latest->second.tombstone;
 }
 
-bool Partition::Unchanged(std::string_view key, uint64_t read_ts) const {
+bool Partition::Unchanged(std::string_view key, uint64_t read_ts, uint64_t ts,
+                          Clock::time_point now) const {
   auto it = index_.find(key);
   if (it == index_.end()) return read_ts == 0;
   const KeyEntry& entry = it->second;
   if (entry.latest_commit != read_ts) return false;
-  // Sorted by ts: the last is the newest, committed or prepared.
-  return entry.versions.empty() || std::prev(entry.versions.end())->first <= read_ts;
+  // What is newer than read_ts is prepared (latest_commit is the newest
+  // committed): from the newest down.
+  for (auto v = entry.versions.end(); v != entry.versions.begin();) {
+    --v;
+    if (v->first <= read_ts) break;
+    if (v->second.committed) return false;
+    if (v->first > ts) continue;
+    auto pending = pending_.find(v->first);
+    if (pending != pending_.end() && now - pending->second.prepared_at < kInFlightPrepare) return false;
+  }
+  return true;
 }
 
 PartitionStats Partition::Stats() const {

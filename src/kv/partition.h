@@ -202,10 +202,17 @@ class Partition {
   // `ts` or later makes it not absent. (PREPARE's kFlagIfAbsent.)
   bool Absent(std::string_view key, uint64_t ts) const;
 
-  // True when the newest version of `key` is still the one committed at
-  // `read_ts` (0: the key has no committed version): nothing committed or
-  // prepared after it. (PREPARE's kFlagIfUnchanged.)
-  bool Unchanged(std::string_view key, uint64_t read_ts) const;
+  // True when a write at `ts` of `key` may go over the version committed at
+  // `read_ts` (0: none) that its writer read (PREPARE's kFlagIfUnchanged):
+  // that version is still the latest committed one, and no write in flight
+  // would land between the two — a version prepared after read_ts and before
+  // ts, less than kInFlightPrepare ago. (One prepared later than ts lands
+  // after the write anyway; one prepared longer ago is taken for a write
+  // whose writer gave up — a PREPARE that failed on another partition is
+  // never committed — so that it does not hold up the key until
+  // prepared_timeout.)
+  bool Unchanged(std::string_view key, uint64_t read_ts, uint64_t ts, Clock::time_point now) const;
+  static constexpr std::chrono::milliseconds kInFlightPrepare{1000};
 
   // Reclaims superseded committed versions whose grace period ended by `now`
   // and prepared versions older than prepared_timeout. Returns how many

@@ -439,6 +439,9 @@ class Worker {
   // value's pages from an earlier one's by the id).
   uint64_t next_seed_ = (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
   AbsentGuesses absent_;
+  // A kv-node refused IF_UNCHANGED as an unknown flag (older than it): this
+  // worker writes read-modify-writes unchecked from then on.
+  bool unchanged_off_ = false;
   // This turn's read-modify-writes by the lock slots they hold: lock slot ->
   // index of the job in the turn (Worker::LeaderFor).
   std::unordered_map<uint32_t, size_t> turn_owners_;

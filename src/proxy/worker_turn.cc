@@ -388,7 +388,7 @@ void Worker::PlaceWriteSet(Job& job, RoundTrip& round) {
 
 void Worker::CheckedAgainst(Job& job, txn::BatchTxn& txn) const {
   job.sent_if_unchanged = false;
-  if (!job.needs_read || job.read_versions.empty()) return;  // a blind write
+  if (!job.needs_read || job.read_versions.empty() || unchanged_off_) return;  // a blind write
   const uint32_t partition = txn.writes.front().partition;
   auto elsewhere = [&](uint32_t p) { return p != partition; };
   if (std::any_of(txn.writes.begin(), txn.writes.end(),
@@ -403,18 +403,28 @@ void Worker::CheckedAgainst(Job& job, txn::BatchTxn& txn) const {
 }
 
 bool Worker::ReadAgainAfterConflict(Job& job, const Status& status, RoundTrip& round) {
-  if (!job.sent_if_unchanged || status.code() != StatusCode::kFailedPrecondition) return false;
-  ++shared_.write_conflicts;
-  if (++job.conflicts > kMaxConflicts) {
-    AnswerGroup(job, ErrorReply(StrCat("ERR rampart: the keys of this command were written by "
-                                       "another proxy or client before its write, ",
-                                       kMaxConflicts, " times; try again")));
-    return true;
+  if (!job.sent_if_unchanged) return false;
+  // A kv-node older than IF_UNCHANGED refuses the flag: write unchecked.
+  const bool unknown_flag = status.code() == StatusCode::kInvalidArgument &&
+                            status.message().find("unknown flags") != std::string_view::npos;
+  if (unknown_flag) {
+    unchanged_off_ = true;
+  } else if (status.code() != StatusCode::kFailedPrecondition) {
+    return false;
+  } else {
+    ++shared_.write_conflicts;
+    if (++job.conflicts > kMaxConflicts) {
+      AnswerGroup(job, ErrorReply(StrCat("ERR rampart: the keys of this command were written by "
+                                         "another proxy or client before its write, ",
+                                         kMaxConflicts, " times; try again")));
+      return true;
+    }
   }
   // Nothing of its write set was written: it reads and runs again.
   job.written_early = false;
   job.sent_if_unchanged = false;
   job.read_rounds = 0;
+  job.attempts = 0;
   job.view.reset();
   PlaceReads(job, round.batch.emplace_back());
   round.owners.push_back(&job);

@@ -156,9 +156,11 @@ struct BatchTxn {
   // 0: none) — nothing committed or prepared since — else fail with
   // kFailedPrecondition and write nothing (kv::wire::kFlagIfUnchanged): a
   // read-modify-write checked against every other writer of what it read.
-  // REQUIRES: every write and every key here on one partition
-  // (kInvalidArgument otherwise), not with if_absent; such a write set
-  // commits in one round on its own. Views, as the keys of `writes`.
+  // REQUIRES: every write and every key here on one partition (writes on
+  // several: kInvalidArgument; a key here placed elsewhere is checked on the
+  // writes' partition, where it is not, so the caller must not), not with
+  // if_absent; such a write set commits in one round on its own. Views, as
+  // the keys of `writes`.
   std::vector<kv::wire::KeyTs> if_unchanged;
 
   // Results, set by RunBatch.

@@ -124,10 +124,13 @@ void PlanWrite(BatchTxn& t, bool ramp, bool coalesce, WritePlan& plan) {
                                placed.front().second, " and ", placed.back().second);
     return;
   }
-  if (!t.if_unchanged.empty() && (multi_partition || t.if_absent)) {
+  if (!t.if_unchanged.empty() && t.if_absent) {
+    t.status = InvalidArgument("RunBatch: a write set is if_absent and if_unchanged");
+    return;
+  }
+  if (!t.if_unchanged.empty() && multi_partition) {
     t.status = InvalidArgument("RunBatch: an if_unchanged write set spans partitions ",
-                               placed.front().second, " and ", placed.back().second,
-                               t.if_absent ? ", or is if_absent too" : "");
+                               placed.front().second, " and ", placed.back().second);
     return;
   }
   const bool alone = t.if_absent || !t.if_unchanged.empty();  // refused as a whole, alone
