@@ -180,3 +180,46 @@ def test_watch_exec_through_two_proxies_is_optimistic_across_them(two_proxies):
     assert done > 0
     for c in clients(two_proxies):
         assert int(c.get(key)) == done
+
+
+def blocked_pop(port, args, results, timeout_s=20):
+    """A thread running a blocking command on the proxy at `port`; its reply
+    goes to `results`."""
+    def run():
+        conn = redis.Redis(host="127.0.0.1", port=port, decode_responses=True,
+                           socket_timeout=timeout_s + 10)
+        try:
+            results.append(conn.execute_command(*args))
+        finally:
+            conn.close()
+    t = threading.Thread(target=run)
+    t.start()
+    return t
+
+
+def test_blocked_clients_are_served_by_writes_through_another_proxy(two_proxies):
+    """BLPOP and BZPOPMIN parked on one proxy get what is pushed through the
+    other (within the poll interval, docs/proxy.md), each waiter one element;
+    before, they waited out their timeout."""
+    waiting_port, pushing_port = two_proxies.proxy_ports
+    results = []
+    threads = [blocked_pop(waiting_port, ["BLPOP", "several:queue", "20"], results) for _ in range(3)]
+    threads.append(blocked_pop(waiting_port, ["BZPOPMIN", "several:ranked", "20"], results))
+    pusher = redis.Redis(host="127.0.0.1", port=pushing_port, decode_responses=True)
+    waiter = redis.Redis(host="127.0.0.1", port=waiting_port, decode_responses=True)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and int(waiter.info("clients")["blocked_clients"]) < 4:
+        time.sleep(0.05)
+    assert int(waiter.info("clients")["blocked_clients"]) == 4
+    started = time.monotonic()
+    pusher.rpush("several:queue", "a", "b", "c")
+    pusher.zadd("several:ranked", {"low": 1, "high": 2})
+    for t in threads:
+        t.join(30)
+    assert not any(t.is_alive() for t in threads)
+    assert time.monotonic() - started < 15, "served at the timeout, not by the writes"
+    popped = sorted(r[1] for r in results if r and r[0] == "several:queue")
+    assert popped == ["a", "b", "c"], results
+    assert ("several:ranked", "low", 1.0) in results, results
+    assert pusher.llen("several:queue") == 0
+    assert pusher.zrange("several:ranked", 0, -1) == ["high"]

@@ -83,6 +83,9 @@ struct Session {
   std::vector<uint32_t> park_slots;
   std::vector<uint32_t> park_epochs;
   uint64_t park_seq = 0;  // its place among the blocked clients (0: none)
+  // With several proxies: when it runs again to look for another proxy's
+  // write (Worker::PollsRemoteWrites).
+  uint64_t park_poll_ms = 0;
   // An UNBLOCK that came after a write woke the command, or while it ran
   // again: the run goes ahead (the write came first), and if it parks the
   // command again it is answered so instead (Worker::Park).

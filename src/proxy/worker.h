@@ -329,6 +329,11 @@ class Worker {
   // A write reached the parked session: one of its slots was written since
   // it parked, and no older waiter of those slots is still to see that write.
   bool WriteReached(const Session& s);
+  // With several proxies: the parked session is the oldest waiter on each
+  // of its slots and kRemoteWritePollMs passed since it parked, so it runs
+  // again to see another proxy's writes (worker_block.cc).
+  bool PollsRemoteWrites(const Session& s, uint64_t now);
+  static constexpr uint64_t kRemoteWritePollMs = 100;
   // WriteReached's tests, for any session. REQUIRES: shared_.waiters_mutex held.
   bool FirstInLineLocked(uint64_t seq, const std::vector<uint32_t>& slots) const;
   bool BeingServedLocked(const SharedState::Blocked& b) const;

@@ -8,9 +8,17 @@
 // if something is there now, or parks again with its first deadline. Writers on any worker poke
 // every worker's wake_fd when sessions are parked, so a parked session of an
 // idle worker wakes without polling.
+//
+// A write through another proxy moves no epoch here. So with several proxies
+// a parked command that is the oldest waiter on each of its keys runs again
+// every kRemoteWritePollMs to look (the others wait behind it and wake on its
+// pop, a write of this proxy): another proxy's push reaches a waiter within
+// that time, and a key waited on costs one read per interval, however many
+// clients wait on it.
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -73,6 +81,7 @@ void Worker::Park(Job& job) {
   }
   s.queue.push_front(std::move(c));
   s.parked = true;
+  s.park_poll_ms = NowMs() + kRemoteWritePollMs;
   ++parked_here_;
   ++shared_.parked;
   QueueWaiter(s);
@@ -142,6 +151,15 @@ bool Worker::FirstInLineLocked(uint64_t seq, const std::vector<uint32_t>& slots)
   return true;
 }
 
+bool Worker::PollsRemoteWrites(const Session& s, uint64_t now) {
+  if (shared_.config.proxies.size() < 2 || now < s.park_poll_ms) return false;
+  std::lock_guard lock(shared_.waiters_mutex);
+  return std::all_of(s.park_slots.begin(), s.park_slots.end(), [&](uint32_t slot) {
+    auto it = shared_.waiters.find(slot);
+    return it == shared_.waiters.end() || it->second.empty() || it->second.front().seq == s.park_seq;
+  });
+}
+
 bool Worker::BeingServedLocked(const SharedState::Blocked& b) const {
   return EpochsMoved(shared_.locks, b.slots, b.epochs) && FirstInLineLocked(b.seq, b.slots);
 }
@@ -162,13 +180,21 @@ int Worker::CheckParked() {
   for (auto& [fd, sp] : sessions_) {
     Session& s = *sp;
     if (!s.parked) continue;
-    if (WriteReached(s)) {
+    if (WriteReached(s) || PollsRemoteWrites(s, now)) {
       Unpark(s);  // runs again in the next turn
-    } else if (s.park_deadline_ms != 0 && now >= s.park_deadline_ms) {
-      EndBlocked(s, Unblock::kTimeout);
-    } else if (s.park_deadline_ms != 0 && (next == 0 || s.park_deadline_ms < next)) {
-      next = s.park_deadline_ms;
+      continue;
     }
+    if (s.park_deadline_ms != 0 && now >= s.park_deadline_ms) {
+      EndBlocked(s, Unblock::kTimeout);
+      continue;
+    }
+    auto sooner = [&](uint64_t at) {
+      if (at != 0 && (next == 0 || at < next)) next = at;
+    };
+    sooner(s.park_deadline_ms);
+    // (A poll time passed: it is behind an older waiter, whose pop or
+    // leaving wakes it.)
+    if (shared_.config.proxies.size() >= 2 && s.park_poll_ms > now) sooner(s.park_poll_ms);
   }
   if (next == 0) return -1;
   return static_cast<int>(std::min<uint64_t>(next - now, 1000));
