@@ -10,7 +10,9 @@ ledger of the acknowledged replies must match what the keys hold at the end:
 no lost update, no damaged collection. Without the check (the binary before
 it) the counters come out short and lists lose pushes.
 """
+import os
 import re
+import signal
 import threading
 import time
 
@@ -24,12 +26,15 @@ OPS_PER_CLIENT = 400
 DEADLINE_S = 60  # every client stops by then, done or not
 
 
-@pytest.fixture(params=["ucx", "tcp"])
-def two_proxies(request, tmp_path):
-    c = Cluster(request.param, tmp_path)
+def run_two_proxies(backend, tmp_path, password=None):
+    """`rampart up` of 4 kv-nodes and two [[proxies]] on 127.0.0.1 (one worker
+    each; with `password`, proxy.requirepass): yields the Cluster, with
+    proxy_ports."""
+    c = Cluster(backend, tmp_path)
     text = c.config.read_text()
     proxy_ports = free_ports(2)
-    text = text.replace("[proxy]\nenabled = false\n", "[proxy]\nworkers = 1\n")
+    settings = "workers = 1\n" + (f'requirepass = "{password}"\n' if password else "")
+    text = text.replace("[proxy]\nenabled = false\n", "[proxy]\n" + settings)
     for i, port in enumerate(proxy_ports):
         text += f'[[proxies]]\nid = {i}\nhost = "127.0.0.1"\nport = {port}\n'
     c.config.write_text(text)
@@ -39,12 +44,19 @@ def two_proxies(request, tmp_path):
         proxy_pids = [int(p) for p in re.findall(r"^proxy \d+: pid (\d+), ", out, re.M)]
         assert len(proxy_pids) == 2, out
         started.restarted_pids.update(proxy_pids)  # stopped with the nodes
+        started.proxy_pids = proxy_pids
         yield started
 
 
-def clients(cluster):
+@pytest.fixture(params=["ucx", "tcp"])
+def two_proxies(request, tmp_path):
+    yield from run_two_proxies(request.param, tmp_path)
+
+
+def clients(cluster, password=None):
     """A redis-py client of each proxy."""
-    return [redis.Redis(host="127.0.0.1", port=p, decode_responses=True, socket_timeout=30)
+    return [redis.Redis(host="127.0.0.1", port=p, decode_responses=True, socket_timeout=30,
+                        password=password)
             for p in cluster.proxy_ports]
 
 
@@ -223,3 +235,88 @@ def test_blocked_clients_are_served_by_writes_through_another_proxy(two_proxies)
     assert ("several:ranked", "low", 1.0) in results, results
     assert pusher.llen("several:queue") == 0
     assert pusher.zrange("several:ranked", 0, -1) == ["high"]
+
+
+def wait_linked(proxies):
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not all(
+            int(c.info("stats")["rampart_pubsub_peers_linked"]) == 1 for c in proxies):
+        time.sleep(0.05)
+
+
+def test_publish_reaches_subscribers_of_every_proxy(two_proxies):
+    """A PUBLISH on either proxy reaches the channel's and patterns'
+    subscribers on both, in the order each proxy published; its reply counts
+    the publishing proxy's receivers (as a Redis Cluster node counts)."""
+    a, b = clients(two_proxies)
+    wait_linked((a, b))
+    subs = []
+    for c, kind in ((a, "channel"), (b, "channel"), (b, "pattern")):
+        p = c.pubsub(ignore_subscribe_messages=True)
+        if kind == "channel":
+            p.subscribe("several:news")
+        else:
+            p.psubscribe("several:*")
+        subs.append(p)
+    assert a.publish("several:news", "from a 0") == 1  # a's own subscriber only
+    for i in range(1, 50):
+        a.publish("several:news", f"from a {i}")
+        b.publish("several:news", f"from b {i}")
+    got = []
+    for p in subs:
+        mine = []
+        deadline = time.monotonic() + 10
+        while len(mine) < 99 and time.monotonic() < deadline:
+            m = p.get_message(timeout=0.5)
+            if m is not None:
+                mine.append(m["data"])
+        got.append(mine)
+        p.close()
+    for mine in got:
+        assert sorted(mine) == sorted([f"from a {i}" for i in range(50)] +
+                                      [f"from b {i}" for i in range(1, 50)])
+        assert [m for m in mine if m.startswith("from a")] == [f"from a {i}" for i in range(50)]
+        assert [m for m in mine if m.startswith("from b")] == [f"from b {i}" for i in range(1, 50)]
+    assert int(a.info("stats")["rampart_pubsub_forwarded"]) >= 50
+    assert int(a.info("stats")["rampart_pubsub_dropped"]) == 0
+
+
+def test_publish_links_authenticate_with_the_proxies_password(tmp_path):
+    """With proxy.requirepass the links AUTH first: a message still crosses."""
+    for cluster in run_two_proxies("tcp", tmp_path, password="s3cret"):
+        a, b = clients(cluster, password="s3cret")
+        wait_linked((a, b))
+        p = b.pubsub(ignore_subscribe_messages=True)
+        p.subscribe("several:auth")
+        a.publish("several:auth", "hello")
+        deadline = time.monotonic() + 10
+        m = None
+        while m is None and time.monotonic() < deadline:
+            m = p.get_message(timeout=0.5)
+        p.close()
+        assert m is not None and m["data"] == "hello"
+        assert int(a.info("stats")["rampart_pubsub_dropped"]) == 0
+
+
+def test_a_proxy_killed_and_restarted_gets_messages_again(two_proxies):
+    """While a peer is down its messages are lost, and PUBLISH still answers
+    at once; once `up` restarted it the link comes back."""
+    a, b = clients(two_proxies)
+    wait_linked((a, b))
+    os.kill(two_proxies.proxy_pids[1], signal.SIGKILL)
+    started = time.monotonic()
+    for i in range(20):
+        assert a.publish("several:lost", f"m{i}") == 0
+    assert time.monotonic() - started < 5
+    two_proxies.wait_restarted("proxy 1")
+    wait_linked((a, b))
+    assert int(a.info("stats")["rampart_pubsub_peers_linked"]) == 1
+    p = b.pubsub(ignore_subscribe_messages=True)
+    p.subscribe("several:back")
+    a.publish("several:back", "again")
+    deadline = time.monotonic() + 10
+    m = None
+    while m is None and time.monotonic() < deadline:
+        m = p.get_message(timeout=0.5)
+    p.close()
+    assert m is not None and m["data"] == "again"

@@ -114,6 +114,7 @@ constexpr CommandSpec kCommands[] = {
     {"pubsub", -2, K::kConnection},
     {"punsubscribe", -1, K::kConnection},
     {"quit", -1, K::kConnection},
+    {"rampart.publish", 3, K::kConnection},
     {"randomkey", 1, K::kServer},
     {"rename", 3, K::kWrite, 1, 2, 1, i::Rename},
     {"renamenx", 3, K::kWrite, 1, 2, 1, i::Rename},

@@ -50,6 +50,13 @@ Result<std::unique_ptr<Proxy>> Proxy::Start(const ClusterConfig& config,
   shared.inboxes.resize(n);
   shared.delivery_pending = std::make_unique<std::atomic<bool>[]>(n);
   shared.read_paths = std::make_unique<SharedState::ReadPath[]>(n);
+  if (config.proxies.size() >= 2) {
+    std::vector<ProxyAddressConfig> others;
+    for (const ProxyAddressConfig& p : config.proxies) {
+      if (p.id != where.id) others.push_back(p);
+    }
+    RAMPART_ASSIGN_OR_RETURN(shared.peers, PeerPublisher::Start(std::move(others), pc.requirepass));
+  }
 
   txn::ClientOptions options = client;
   options.isolation = pc.isolation == "ramp" ? txn::Isolation::kRamp : txn::Isolation::kNone;

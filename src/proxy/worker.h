@@ -34,6 +34,7 @@
 #include "proxy/hash_ring.h"
 #include "proxy/lock_table.h"
 #include "proxy/page_cache.h"
+#include "proxy/peer_publish.h"
 #include "proxy/resp.h"
 #include "proxy/session.h"
 #include "txn/client.h"
@@ -139,6 +140,9 @@ struct SharedState {
   std::mutex clients_mutex;
   std::map<uint64_t, ClientRecord> clients;
   std::unordered_set<uint64_t> kill;
+  // With several proxies in the cluster file: the link that forwards this
+  // proxy's PUBLISHes to the others (nullptr: none). Set before the workers run.
+  std::unique_ptr<PeerPublisher> peers;
   // Per worker: a KILL marked one of its sessions (sized before the workers run).
   std::unique_ptr<std::atomic<bool>[]> kill_pending;
 

@@ -336,7 +336,12 @@ std::string Worker::Info(std::string_view section, std::optional<uint64_t> keys,
         "\r\nrampart_one_sided_fallbacks:", slot_fallbacks,
         "\r\nrampart_ramp_repair_rounds:", repair_rounds,
         "\r\nrampart_unreachable_partitions:", client_->unreachable_partitions(),
-        "\r\nrampart_backend_errors:", shared_.backend_errors.load(), "\r\n\r\n");
+        "\r\nrampart_backend_errors:", shared_.backend_errors.load(), "\r\n");
+    const PeerPublisher::Stats peers =
+        shared_.peers != nullptr ? shared_.peers->stats() : PeerPublisher::Stats{};
+    text += StrCat("rampart_pubsub_peers_linked:", peers.linked,
+                   "\r\nrampart_pubsub_forwarded:", peers.forwarded,
+                   "\r\nrampart_pubsub_dropped:", peers.dropped, "\r\n\r\n");
   }
   if (want("memory")) {
     // Versions on the kv-nodes (all replicas), as the arenas count them:

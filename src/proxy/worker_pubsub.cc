@@ -1,7 +1,7 @@
-// Pub/sub within one proxy: SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE,
-// PUBLISH and PUBSUB over SharedState's registry (worker.h), whatever
-// worker each connection is on. A message goes to the subscribers of this
-// proxy only (docs/proxy.md, "Pub/sub").
+// Pub/sub: SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH and
+// PUBSUB over SharedState's registry (worker.h), whatever worker each
+// connection is on. A PUBLISH goes to this proxy's subscribers and, through
+// SharedState::peers, to the other proxies' (docs/proxy.md, "Pub/sub").
 
 #include <spdlog/spdlog.h>
 
@@ -42,7 +42,9 @@ void EraseSubscriber(Registry& registry, const std::string& name, uint64_t id) {
 void Worker::PubSubCommand(Session& s, const Command& c, resp::Writer& out) {
   const std::string_view name = c.spec->name;
   const auto& a = c.args;
-  if (name == "publish") {
+  // RAMPART.PUBLISH: a message another proxy of the cluster forwards
+  // (peer_publish.h), for this proxy's subscribers only.
+  if (name == "publish" || name == "rampart.publish") {
     int64_t receivers = 0;
     std::vector<uint32_t> woken;
     auto published = std::make_shared<const std::pair<std::string, std::string>>(a[1], a[2]);
@@ -63,7 +65,8 @@ void Worker::PubSubCommand(Session& s, const Command& c, resp::Writer& out) {
       }
     }
     for (uint32_t w : woken) Wake(shared_.delivery_pending.get(), w);
-    return out.Integer(receivers);
+    if (name == "publish" && shared_.peers != nullptr) shared_.peers->Forward(a[1], a[2]);
+    return out.Integer(receivers);  // this proxy's, as a Redis Cluster node counts
   }
   if (name == "pubsub") {
     const std::string sub = Lower(a[1]);

@@ -166,11 +166,13 @@ bool IsSubscription(std::string_view name) {
   return name == "subscribe" || name == "unsubscribe" || name == "psubscribe" || name == "punsubscribe";
 }
 
-bool IsPubSub(std::string_view name) { return IsSubscription(name) || name == "publish" || name == "pubsub"; }
+bool IsPubSub(std::string_view name) {
+  return IsSubscription(name) || name == "publish" || name == "pubsub" || name == "rampart.publish";
+}
 
 bool ActsOnOtherSessions(const Command& c) {
   const std::string_view name = c.spec->name;
-  if (name == "publish") return true;
+  if (name == "publish" || name == "rampart.publish") return true;
   if (name != "client" || c.args.size() < 2) return false;
   const std::string sub = Lower(c.args[1]);
   return sub == "unblock" || sub == "kill";
