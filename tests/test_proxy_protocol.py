@@ -576,3 +576,42 @@ def test_client_list_and_kill_over_every_worker(three_workers, key):
         for c in conns:
             c.close()
 
+
+
+def test_client_reply_off_skip_on(redis_target, key):
+    """CLIENT REPLY OFF drops every reply until CLIENT REPLY ON (which answers
+    +OK); SKIP drops the next command's reply only, and is ignored while OFF;
+    the commands still run. Byte for byte as Redis 7.0."""
+    k = key()
+    with Raw(redis_target) as c:
+        c.send(encode("CLIENT", "REPLY", "OFF") + encode("SET", k, "1") + encode("GET", k) +
+               encode("CLIENT", "REPLY", "SKIP") + encode("INCR", k) + encode("NOSUCHCOMMAND") +
+               encode("CLIENT", "REPLY", "ON") + encode("GET", k) +
+               encode("CLIENT", "REPLY", "SKIP") + encode("INCR", k) + encode("GET", k) +
+               encode("CLIENT", "REPLY", "SKIP") + encode("CLIENT", "REPLY", "ON") +
+               encode("CLIENT", "REPLY", "MAYBE") + encode("PING"))
+        assert c.reply() == b"OK"          # CLIENT REPLY ON
+        assert c.reply() == b"2"           # GET: the INCR under OFF ran
+        assert c.reply() == b"3"           # GET after the skipped INCR
+        assert c.reply() == b"OK"          # ON right after SKIP answers
+        err = c.reply()
+        assert isinstance(err, RespError) and str(err) == "ERR syntax error"
+        assert c.reply() == b"PONG"
+
+
+def test_client_reply_off_drops_blocked_timeouts_but_not_pubsub(redis_target, key):
+    """While OFF, a blocking command's timeout reply is dropped too, but
+    subscription confirmations and messages go out (Redis 7.0 pushes them)."""
+    with Raw(redis_target) as c, Raw(redis_target) as pub:
+        c.send(encode("CLIENT", "REPLY", "OFF") + encode("BLPOP", key(), "0.1") +
+               encode("SUBSCRIBE", "reply-off-channel"))
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and pub.call("PUBSUB", "NUMSUB", "reply-off-channel")[1] != 1:
+            time.sleep(0.05)
+        assert pub.call("PUBLISH", "reply-off-channel", "hello") == 1
+        c.send(encode("UNSUBSCRIBE") + encode("CLIENT", "REPLY", "ON") + encode("PING"))
+        assert c.reply() == [b"subscribe", b"reply-off-channel", 1]
+        assert c.reply() == [b"message", b"reply-off-channel", b"hello"]
+        assert c.reply() == [b"unsubscribe", b"reply-off-channel", 0]
+        assert c.reply() == b"OK"
+        assert c.reply() == b"PONG"

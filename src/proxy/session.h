@@ -27,6 +27,10 @@ struct Command {
   // The worker's count of commands parsed before this one: a turn takes the
   // sessions in the order their front commands arrived (Worker::TakeJobs).
   uint64_t arrival = 0;
+  // CLIENT REPLY: whether its reply is dropped, decided when a turn first
+  // looks at it (Worker::DecideSilence), in the session's order.
+  bool silence_decided = false;
+  bool silent = false;
 
   // Views of args, for the Apply functions. Valid while the Command lives.
   std::vector<std::string_view> Views() const { return {args.begin(), args.end()}; }
@@ -90,6 +94,11 @@ struct Session {
   // again: the run goes ahead (the write came first), and if it parks the
   // command again it is answered so instead (Worker::Park).
   Unblock unblock = Unblock::kNone;
+
+  // CLIENT REPLY ON | OFF | SKIP: replies sent, none, or none for the next
+  // command (as Redis 7.0, pub/sub confirmations and messages go out anyway).
+  enum class ReplyMode : uint8_t { kOn, kOff, kSkipNext };
+  ReplyMode reply_mode = ReplyMode::kOn;
 
   // Pub/sub: the channels and patterns it is subscribed to (worker_pubsub.cc).
   // With any, a RESP2 connection takes only (P)SUBSCRIBE, (P)UNSUBSCRIBE,

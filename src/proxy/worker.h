@@ -332,6 +332,9 @@ class Worker {
   void DequeueWaiter(Session& s);
   // A write reached the parked session: one of its slots was written since
   // it parked, and no older waiter of those slots is still to see that write.
+  // CLIENT REPLY: marks `c` (the session's front command) silent once, the
+  // first time a turn looks at it, and uses up a SKIP (worker_take.cc).
+  void DecideSilence(Session& s, Command& c);
   bool WriteReached(const Session& s);
   // With several proxies: the parked session is the oldest waiter on each
   // of its slots and kRemoteWritePollMs passed since it parked, so it runs

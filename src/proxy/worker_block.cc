@@ -270,9 +270,10 @@ void Worker::StillBlocked(Session& s) {
 void Worker::EndBlocked(Session& s, Unblock how) {
   s.unblock = Unblock::kNone;
   if (s.parked) Unpark(s);
-  s.out += how == Unblock::kError
-               ? ErrorReply("UNBLOCKED client unblocked via CLIENT UNBLOCK")
-               : TimeoutReply(s.protocol);
+  if (!s.queue.front().silent) {  // CLIENT REPLY
+    s.out += how == Unblock::kError ? ErrorReply("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+                                    : TimeoutReply(s.protocol);
+  }
   s.queue.pop_front();
   s.park_started = false;
   DequeueWaiter(s);

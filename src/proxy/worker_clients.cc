@@ -220,6 +220,22 @@ void Worker::ClientCommand(Session& s, const Command& c, resp::Writer& out) {
   if (sub == "kill") return KillClients(s, c, out);
   if ((sub == "no-evict" || sub == "no-touch") && a.size() == 3) return out.Simple("OK");
   if (sub == "unblock" && (a.size() == 3 || a.size() == 4)) return UnblockClient(c, out);
+  if (sub == "reply" && a.size() == 3) {
+    const std::string mode = Lower(a[2]);
+    if (mode == "on") {
+      s.reply_mode = Session::ReplyMode::kOn;
+      return out.Simple("OK");
+    }
+    if (mode == "off") {
+      s.reply_mode = Session::ReplyMode::kOff;
+      return;  // no reply
+    }
+    if (mode == "skip") {
+      if (s.reply_mode != Session::ReplyMode::kOff) s.reply_mode = Session::ReplyMode::kSkipNext;
+      return;
+    }
+    return out.Error("ERR syntax error");
+  }
   out.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", a[1],
                    "'. Try CLIENT HELP."));
 }

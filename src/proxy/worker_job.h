@@ -34,6 +34,7 @@ struct Worker::Job {
   LockTable::Mode lock_mode = LockTable::Mode::kExclusive;
   std::string reply;
   bool replied = false;  // `reply` went out before the turn's write round
+  bool silent = false;   // CLIENT REPLY: `reply` is dropped (Command::silent)
   std::optional<DataView> view;
   uint64_t seed = 0;  // of the view's Random(): the same in every read round
   // When the command was taken (Worker::next_taken_): a session's replies go

@@ -137,7 +137,7 @@ void Worker::DeliverMessages() {
     auto it = sessions_.find(d.fd);
     if (it == sessions_.end() || it->second->id != d.session) continue;  // gone meanwhile
     Session& s = *it->second;
-    if (s.input_closed || s.closing) continue;
+    if (s.input_closed || s.closing) continue;  // (CLIENT REPLY OFF keeps messages, as Redis)
     const auto& [channel, message] = *d.published;
     // Unsubscribed since it was published: a RESP2 connection out of
     // subscribed mode would take the message for a reply.

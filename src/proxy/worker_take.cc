@@ -140,9 +140,22 @@ std::string Worker::CheckCommand(const Session& s, const Command& c) const {
   return "";
 }
 
+void Worker::DecideSilence(Session& s, Command& c) {
+  if (c.silence_decided) return;
+  c.silence_decided = true;
+  const bool client_reply = c.spec != nullptr && c.spec->name == "client" && c.args.size() >= 2 &&
+                            Lower(c.args[1]) == "reply";
+  if (client_reply || s.reply_mode == Session::ReplyMode::kOn) return;  // CLIENT REPLY answers for itself
+  // Subscription confirmations go out all the same (Redis 7.0 pushes them,
+  // and the messages, past CLIENT REPLY).
+  c.silent = c.spec == nullptr || !IsSubscription(c.spec->name);
+  if (s.reply_mode == Session::ReplyMode::kSkipNext) s.reply_mode = Session::ReplyMode::kOn;
+}
+
 void Worker::Answer(Session& s, std::vector<Job>& jobs, std::string reply) {
   Job j;
   j.session = &s;
+  j.silent = s.queue.front().silent;
   j.reply = std::move(reply);
   j.taken = next_taken_++;
   jobs.push_back(std::move(j));
@@ -199,6 +212,7 @@ bool Worker::QueueableInMulti(const Command& c) {
 // Returns false when the session gives no more commands this turn.
 bool Worker::TakeCommand(Session& s, std::vector<Job>& jobs, TurnState& state) {
   Command& c = s.queue.front();
+  DecideSilence(s, c);
   if (!c.protocol_error.empty()) {
     Answer(s, jobs, ErrorReply(c.protocol_error));
     s.queue.clear();
@@ -242,6 +256,7 @@ bool Worker::TakeCommand(Session& s, std::vector<Job>& jobs, TurnState& state) {
       // earlier writes; what follows it waits for the next turn.
       Job j;
       j.session = &s;
+      j.silent = c.silent;
       j.kind = Job::Kind::kServer;
       j.commands.push_back(std::move(c));
       j.taken = next_taken_++;
@@ -300,6 +315,7 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
                          TurnState& state) {
   Job j;
   j.session = &s;
+  j.silent = s.queue.front().silent;  // the command's (moved from, the flag stays) or the EXEC's
   j.multi = multi;
   j.commands = std::move(block);
   bool reads = false, writes = false;

@@ -39,7 +39,9 @@ void Worker::Turn() {
   if (followers) {
     std::sort(answers.begin(), answers.end(), [](const Job* a, const Job* b) { return a->taken < b->taken; });
   }
-  for (const Job* a : answers) a->session->out += a->reply;
+  for (const Job* a : answers) {
+    if (!a->silent) a->session->out += a->reply;
+  }
 }
 
 // Sends the replies of the sessions whose every job of this turn is done (a
@@ -67,7 +69,7 @@ void Worker::ReplyToReaders(std::vector<Job>& jobs) {
     auto it = std::find_if(sessions.begin(), sessions.end(),
                            [&](const auto& e) { return e.first == j.session; });
     if (!it->second) continue;
-    j.session->out += j.reply;
+    if (!j.silent) j.session->out += j.reply;
     j.replied = true;
   }
   for (const auto& [session, ready] : sessions) {
