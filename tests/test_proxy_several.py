@@ -320,3 +320,31 @@ def test_a_proxy_killed_and_restarted_gets_messages_again(two_proxies):
         m = p.get_message(timeout=0.5)
     p.close()
     assert m is not None and m["data"] == "again"
+
+
+def test_a_waiter_behind_another_on_one_key_gets_its_other_key(two_proxies):
+    """W waits on b, then S on a and b: a push to a through the other proxy
+    reaches S (first on a's line though behind W on b's), then one to b W."""
+    waiting_port, pushing_port = two_proxies.proxy_ports
+    waiter = redis.Redis(host="127.0.0.1", port=waiting_port, decode_responses=True)
+    pusher = redis.Redis(host="127.0.0.1", port=pushing_port, decode_responses=True)
+
+    def parked(n):
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and int(waiter.info("clients")["blocked_clients"]) < n:
+            time.sleep(0.05)
+        assert int(waiter.info("clients")["blocked_clients"]) == n
+
+    w_results, s_results = [], []
+    w = blocked_pop(waiting_port, ["BLPOP", "several:b", "20"], w_results)
+    parked(1)
+    s = blocked_pop(waiting_port, ["BLPOP", "several:a", "several:b", "20"], s_results)
+    parked(2)
+    started = time.monotonic()
+    pusher.rpush("several:a", "for s")
+    s.join(30)
+    assert s_results == [("several:a", "for s")]
+    pusher.rpush("several:b", "for w")
+    w.join(30)
+    assert w_results == [("several:b", "for w")]
+    assert time.monotonic() - started < 15, "served at the timeout, not by the writes"

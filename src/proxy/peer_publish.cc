@@ -22,6 +22,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kRetryInterval = std::chrono::seconds(1);
+// A connection that does not come up, or takes nothing of what waits for it,
+// for this long is given up (a host gone without a reset).
+constexpr auto kStallTimeout = std::chrono::seconds(10);
 
 // RESP: an array of bulk strings.
 void AppendCommand(std::string& out, std::initializer_list<std::string_view> args) {
@@ -43,10 +46,12 @@ class PeerPublisher::Impl {
     bool linked = false;
     std::string queued;
     uint64_t queued_messages = 0;
+    size_t unsent = 0;  // of `sending`, when the link thread last took `queued`: Forward's bound counts it
     // The link thread's.
     int fd = -1;
     bool connecting = false;
     Clock::time_point retry_at{};
+    Clock::time_point progress_at{};  // connect started, or bytes last left (or none waited)
     std::string sending;  // AUTH, then messages taken from `queued`
     size_t sent = 0;
     uint64_t sending_messages = 0;
@@ -79,7 +84,7 @@ class PeerPublisher::Impl {
       std::lock_guard lock(mu_);
       for (Peer& p : peers_) {
         const size_t bytes = channel.size() + message.size() + 64;
-        if (!p.linked || p.queued.size() + bytes > kMaxBacklogBytes) {
+        if (!p.linked || p.queued.size() + p.unsent + bytes > kMaxBacklogBytes) {
           ++stats_.dropped;
           continue;
         }
@@ -111,6 +116,11 @@ class PeerPublisher::Impl {
       const Clock::time_point now = Clock::now();
       for (Peer& p : peers_) {
         if (p.fd < 0 && now >= p.retry_at) Connect(p);
+        const bool waiting = p.connecting || p.sent < p.sending.size();
+        if (p.fd >= 0 && !waiting) p.progress_at = now;
+        if (p.fd >= 0 && waiting && now - p.progress_at > kStallTimeout) {
+          Failed(p, p.connecting ? "connection not up after 10 s" : "it took nothing for 10 s");
+        }
       }
       TakeQueued();
       fds.assign(1, pollfd{wake_fd_, POLLIN, 0});
@@ -119,7 +129,10 @@ class PeerPublisher::Impl {
         if (p.fd >= 0) events = p.connecting ? POLLOUT : (POLLIN | (p.sent < p.sending.size() ? POLLOUT : 0));
         fds.push_back(pollfd{p.fd, events, 0});  // fd -1: ignored by poll
       }
-      if (::poll(fds.data(), fds.size(), 200) < 0 && errno != EINTR) return;
+      if (::poll(fds.data(), fds.size(), 200) < 0 && errno != EINTR) {
+        spdlog::error("pub/sub links: poll: {}; messages are no longer forwarded", std::strerror(errno));
+        return;
+      }
       uint64_t drained;
       while (::read(wake_fd_, &drained, sizeof drained) > 0) {
       }
@@ -131,6 +144,7 @@ class PeerPublisher::Impl {
 
   void Connect(Peer& p) {
     p.retry_at = Clock::now() + kRetryInterval;
+    p.progress_at = Clock::now();
     Result<std::vector<TcpAddress>> to = ResolveTcp(p.address.host, p.address.port);
     if (!to.ok()) return Failed(p, to.status().ToString());
     const TcpAddress& a = to->front();
@@ -154,18 +168,23 @@ class PeerPublisher::Impl {
     p.linked = true;
   }
 
+  // Moves what Forward queued behind what is still unsent (the copy outside
+  // the lock), dropping what has left.
   void TakeQueued() {
-    std::lock_guard lock(mu_);
     for (Peer& p : peers_) {
-      if (!p.linked || p.queued.empty()) continue;
-      if (p.sent == p.sending.size()) {
-        p.sending.clear();
-        p.sent = 0;
+      std::string taken;
+      uint64_t messages = 0;
+      {
+        std::lock_guard lock(mu_);
+        p.unsent = p.sending.size() - p.sent + p.queued.size();
+        if (!p.linked || p.queued.empty()) continue;
+        taken.swap(p.queued);
+        std::swap(messages, p.queued_messages);
       }
-      p.sending += p.queued;
-      p.sending_messages += p.queued_messages;
-      p.queued.clear();
-      p.queued_messages = 0;
+      p.sending.erase(0, p.sent);
+      p.sent = 0;
+      p.sending += taken;
+      p.sending_messages += messages;
     }
   }
 
@@ -183,6 +202,7 @@ class PeerPublisher::Impl {
       const ssize_t put = ::send(p.fd, p.sending.data() + p.sent, p.sending.size() - p.sent, MSG_NOSIGNAL);
       if (put > 0) {
         p.sent += static_cast<size_t>(put);
+        p.progress_at = Clock::now();
       } else if (put < 0 && errno == EINTR) {
         continue;
       } else if (put < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -234,6 +254,7 @@ class PeerPublisher::Impl {
     stats_.dropped += p.queued_messages + p.sending_messages;
     p.queued.clear();
     p.queued_messages = 0;
+    p.unsent = 0;
   }
 
   static void Close(Peer& p) {

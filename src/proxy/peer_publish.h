@@ -8,9 +8,10 @@
 //
 // At most once, as pub/sub is: while a peer cannot be reached (connecting,
 // refused, its AUTH failed, or more than kMaxBacklogBytes waiting for it) its
-// messages are dropped and counted; its connection is tried again every
-// second. Messages from one proxy reach a peer in the order they were
-// published on that proxy.
+// messages are dropped and counted; a connection that does not come up, or
+// takes nothing of what waits for it, for 10 s is given up; the connection is
+// tried again every second. Messages from one proxy reach a peer in the order
+// its own subscribers get them.
 //
 // Thread safety: Forward() and stats() from any thread; the link runs on a
 // thread of its own, started by Start and joined by the destructor.

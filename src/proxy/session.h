@@ -90,6 +90,7 @@ struct Session {
   // With several proxies: when it runs again to look for another proxy's
   // write (Worker::PollsRemoteWrites).
   uint64_t park_poll_ms = 0;
+  bool park_poll_behind = false;  // it was behind older waiters: the slower look
   // An UNBLOCK that came after a write woke the command, or while it ran
   // again: the run goes ahead (the write came first), and if it parks the
   // command again it is answered so instead (Worker::Park).

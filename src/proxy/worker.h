@@ -336,11 +336,13 @@ class Worker {
   // first time a turn looks at it, and uses up a SKIP (worker_take.cc).
   void DecideSilence(Session& s, Command& c);
   bool WriteReached(const Session& s);
-  // With several proxies: the parked session is the oldest waiter on each
-  // of its slots and kRemoteWritePollMs passed since it parked, so it runs
-  // again to see another proxy's writes (worker_block.cc).
-  bool PollsRemoteWrites(const Session& s, uint64_t now);
+  // With several proxies: the parked session runs again to see another
+  // proxy's writes — kRemoteWritePollMs after it parked when it is the
+  // oldest waiter on one of its slots, else kRemoteWritePollBehindMs after
+  // (worker_block.cc).
+  bool PollsRemoteWrites(Session& s, uint64_t now);
   static constexpr uint64_t kRemoteWritePollMs = 100;
+  static constexpr uint64_t kRemoteWritePollBehindMs = 1000;
   // WriteReached's tests, for any session. REQUIRES: shared_.waiters_mutex held.
   bool FirstInLineLocked(uint64_t seq, const std::vector<uint32_t>& slots) const;
   bool BeingServedLocked(const SharedState::Blocked& b) const;

@@ -10,11 +10,13 @@
 // idle worker wakes without polling.
 //
 // A write through another proxy moves no epoch here. So with several proxies
-// a parked command that is the oldest waiter on each of its keys runs again
-// every kRemoteWritePollMs to look (the others wait behind it and wake on its
-// pop, a write of this proxy): another proxy's push reaches a waiter within
-// that time, and a key waited on costs one read per interval, however many
-// clients wait on it.
+// a parked command that is the oldest waiter on one of its lock slots runs
+// again every kRemoteWritePollMs to look, and one behind older waiters on all
+// of its slots every kRemoteWritePollBehindMs (it mostly wakes on their pops,
+// writes of this proxy; the slower look is for a key of its own that shares
+// a slot, or a key only it waits on among several): another proxy's push
+// reaches a waiter within that time, and a key costs its proxy about one read
+// per 100 ms for its first waiter and one a second for each other.
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -82,6 +84,7 @@ void Worker::Park(Job& job) {
   s.queue.push_front(std::move(c));
   s.parked = true;
   s.park_poll_ms = NowMs() + kRemoteWritePollMs;
+  s.park_poll_behind = false;
   ++parked_here_;
   ++shared_.parked;
   QueueWaiter(s);
@@ -100,10 +103,13 @@ void Worker::QueueWaiter(Session& s) {
         line.push_back({s.park_seq, s.park_epochs[i]});
         continue;
       }
+      bool saw_more = false;  // it ran on a write it had not seen: younger waiters may be next
       for (SharedState::Waiter& w : line) {
-        if (w.seq == s.park_seq) w.ran_epoch = s.park_epochs[i];
+        if (w.seq != s.park_seq) continue;
+        saw_more = w.ran_epoch != s.park_epochs[i];
+        w.ran_epoch = s.park_epochs[i];
       }
-      others = others || line.size() > 1;
+      others = others || (saw_more && line.size() > 1);
     }
   }
   // Parked again after a run: a younger waiter held back behind it (on any
@@ -151,13 +157,20 @@ bool Worker::FirstInLineLocked(uint64_t seq, const std::vector<uint32_t>& slots)
   return true;
 }
 
-bool Worker::PollsRemoteWrites(const Session& s, uint64_t now) {
+bool Worker::PollsRemoteWrites(Session& s, uint64_t now) {
   if (shared_.config.proxies.size() < 2 || now < s.park_poll_ms) return false;
+  if (s.park_poll_behind) return true;  // its slower look is due
   std::lock_guard lock(shared_.waiters_mutex);
-  return std::all_of(s.park_slots.begin(), s.park_slots.end(), [&](uint32_t slot) {
+  const bool first = std::any_of(s.park_slots.begin(), s.park_slots.end(), [&](uint32_t slot) {
     auto it = shared_.waiters.find(slot);
     return it == shared_.waiters.end() || it->second.empty() || it->second.front().seq == s.park_seq;
   });
+  // Behind an older waiter on every slot: look again at the slower pace.
+  if (!first) {
+    s.park_poll_ms += kRemoteWritePollBehindMs - kRemoteWritePollMs;
+    s.park_poll_behind = true;
+  }
+  return first;
 }
 
 bool Worker::BeingServedLocked(const SharedState::Blocked& b) const {

@@ -63,9 +63,11 @@ void Worker::PubSubCommand(Session& s, const Command& c, resp::Writer& out) {
         if (!GlobMatch(pattern, a[1])) continue;
         for (const auto& [session, at] : subscribers) add(session, at, &pattern);
       }
+      // Under the lock: the other proxies get this proxy's messages in the
+      // order its own subscribers do, whatever workers published them.
+      if (name == "publish" && shared_.peers != nullptr) shared_.peers->Forward(a[1], a[2]);
     }
     for (uint32_t w : woken) Wake(shared_.delivery_pending.get(), w);
-    if (name == "publish" && shared_.peers != nullptr) shared_.peers->Forward(a[1], a[2]);
     return out.Integer(receivers);  // this proxy's, as a Redis Cluster node counts
   }
   if (name == "pubsub") {
