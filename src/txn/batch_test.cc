@@ -461,6 +461,37 @@ TEST_P(BatchTest, IfUnchangedWritesCommitOnlyOverTheVersionRead) {
   EXPECT_EQ(wide[0].status.code(), StatusCode::kInvalidArgument) << wide[0].status.ToString();
 }
 
+// Checked write sets of a batch commit as a group per partition when
+// coalescing: one stale condition refuses its partition's PREPARE, so every
+// checked set there fails (and wrote nothing), while those on another
+// partition commit; without coalescing only the stale one fails.
+TEST_P(BatchTest, CheckedWriteSetsShareAPrepareAndItsRefusal) {
+  constexpr uint32_t kNodes = 3;
+  LocalCluster cluster(kNodes, 5000, backend);
+  auto client = cluster.Connect(GetMode::kRpc, PutMode::kRpc);
+  ASSERT_NE(client, nullptr);
+  std::string same = "s0", other = "o0";  // same partition as "stale", and another one
+  for (int i = 1; Home(same, kNodes) != Home("stale", kNodes); ++i) same = "s" + std::to_string(i);
+  for (int i = 1; Home(other, kNodes) == Home("stale", kNodes); ++i) other = "o" + std::to_string(i);
+  std::vector<BatchTxn> first{WriteTxn({"stale"}, "1", kNodes)};
+  client->RunBatch(first, coalesce);
+  ASSERT_TRUE(first[0].status.ok()) << first[0].status.ToString();
+  std::vector<BatchTxn> batch{WriteTxn({"stale"}, "2", kNodes), WriteTxn({same}, "x", kNodes),
+                              WriteTxn({other}, "y", kNodes)};
+  batch[0].if_unchanged = {{"stale", 0}};  // it has a version: stale
+  batch[1].if_unchanged = {{same, 0}};
+  batch[2].if_unchanged = {{other, 0}};
+  client->RunBatch(batch, coalesce);
+  EXPECT_EQ(batch[0].status.code(), StatusCode::kFailedPrecondition) << batch[0].status.ToString();
+  EXPECT_EQ(batch[1].status.code(), coalesce ? StatusCode::kFailedPrecondition : StatusCode::kOk)
+      << batch[1].status.ToString();
+  EXPECT_TRUE(batch[2].status.ok()) << batch[2].status.ToString();
+  std::vector<BatchTxn> read{ReadTxn({"stale", same, other}, kNodes)};
+  client->RunBatch(read, coalesce);
+  EXPECT_EQ(read[0].values, (std::vector<std::optional<std::string>>{
+                                "1", coalesce ? std::nullopt : std::optional<std::string>("x"), "y"}));
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, BatchTest,
                          ::testing::Combine(::testing::Values("tcp", "ucx"), ::testing::Bool()),
                          [](const auto& info) {

@@ -159,8 +159,12 @@ struct BatchTxn {
   // REQUIRES: every write and every key here on one partition (writes on
   // several: kInvalidArgument; a key here placed elsewhere is checked on the
   // writes' partition, where it is not, so the caller must not), not with
-  // if_absent; such a write set commits in one round on its own. Views, as
-  // the keys of `writes`.
+  // if_absent. Such a write set commits in one round; with coalescing in a
+  // group commit of the batch's checked write sets, whose PREPARE on a
+  // partition carries all their conditions there, so one refused condition
+  // fails every checked write set of that partition in the group (each then
+  // wrote nothing; those on other partitions are unaffected). Views, as the
+  // keys of `writes`.
   std::vector<kv::wire::KeyTs> if_unchanged;
 
   // Results, set by RunBatch.

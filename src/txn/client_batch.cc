@@ -44,14 +44,29 @@ struct WriteUnit {
   uint64_t ts = 0;
   bool two_rounds = false;  // PREPARE then COMMIT (else committed in round 1)
   bool if_absent = false;   // one BatchTxn::if_absent transaction, alone
-  std::span<const wire::KeyTs> if_unchanged;  // one BatchTxn::if_unchanged transaction's, alone
+  // Members with BatchTxn::if_unchanged (all or none of them): each on one
+  // partition; a partition's PREPARE carries the conditions of the members
+  // there, and its refusal fails exactly those (nothing of them is written;
+  // the members on the other partitions are).
+  bool checked = false;
+  std::vector<wire::KeyTs> conditions;
+  std::vector<uint32_t> condition_partitions;  // per condition
   uint64_t bytes = 0;       // of the ops' keys and values
 
   // A conditional write set: refused as a whole, so in a unit of its own.
-  bool alone() const { return if_absent || !if_unchanged.empty(); }
   uint8_t flags() const {
     return (two_rounds ? 0 : wire::kFlagCommitNow) | (if_absent ? wire::kFlagIfAbsent : 0) |
-           (if_unchanged.empty() ? 0 : wire::kFlagIfUnchanged);
+           (checked ? wire::kFlagIfUnchanged : 0);
+  }
+  // The conditions of the members on each group's partition.
+  std::vector<std::vector<wire::KeyTs>> ConditionsByGroup() const {
+    std::vector<std::vector<wire::KeyTs>> out(groups.size());
+    for (size_t g = 0; g < groups.size(); ++g) {
+      for (size_t c = 0; c < conditions.size(); ++c) {
+        if (condition_partitions[c] == groups[g].partition) out[g].push_back(conditions[c]);
+      }
+    }
+    return out;
   }
 };
 
@@ -74,7 +89,10 @@ void ForEachCommittedPrepare(std::span<const OutgoingRequest> prepares,
                              Fn&& fn) {
   for (size_t r = 0; r < prepares.size(); ++r) {
     const WriteUnit& unit = *unit_of[r];
-    if (unit.members[0]->status.ok()) fn(unit, prepares[r], calls[r]);
+    // A checked unit commits partition by partition (its PREPAREs commit
+    // now): the call's own status tells.
+    const bool committed = unit.checked ? calls[r].status.ok() : unit.members[0]->status.ok();
+    if (committed) fn(unit, prepares[r], calls[r]);
   }
 }
 
@@ -97,8 +115,12 @@ struct WritePlan {
   std::unordered_map<KeyOnPartition, size_t, KeyOnPartitionHash> last_unit;
 };
 
+// A checked unit's members are each on one partition: a PREPARE's failure
+// is theirs only there.
 void FailUnit(const WriteUnit& unit, const Status& status, uint32_t partition) {
-  for (BatchTxn* t : unit.members) Fail(*t, status, partition);
+  for (BatchTxn* t : unit.members) {
+    if (!unit.checked || t->writes.front().partition == partition) Fail(*t, status, partition);
+  }
 }
 
 // Checks a write transaction and adds it to a unit: with coalescing to the
@@ -133,7 +155,7 @@ void PlanWrite(BatchTxn& t, bool ramp, bool coalesce, WritePlan& plan) {
                                placed.front().second, " and ", placed.back().second);
     return;
   }
-  const bool alone = t.if_absent || !t.if_unchanged.empty();  // refused as a whole, alone
+  const bool checked = !t.if_unchanged.empty();
   const bool two_rounds = ramp && multi_partition;
   // A write of a (key, partition) an earlier transaction of the batch writes
   // too must get a later timestamp: it joins only a unit after the last one
@@ -146,9 +168,9 @@ void PlanWrite(BatchTxn& t, bool ramp, bool coalesce, WritePlan& plan) {
   uint64_t bytes = 0;
   for (const PlacedWrite& w : t.writes) bytes += w.key.size() + w.value.size();
   WriteUnit* unit = nullptr;
-  if (coalesce && !alone) {
+  if (coalesce && !t.if_absent) {  // refused as a whole: alone
     for (WriteUnit& u : plan.units) {
-      if (u.index >= first_allowed && u.two_rounds == two_rounds && !u.alone() &&
+      if (u.index >= first_allowed && u.two_rounds == two_rounds && !u.if_absent && u.checked == checked &&
           u.bytes + bytes <= plan.max_unit_bytes) {
         unit = &u;
         break;
@@ -160,7 +182,11 @@ void PlanWrite(BatchTxn& t, bool ramp, bool coalesce, WritePlan& plan) {
     unit->index = plan.units.size() - 1;
     unit->two_rounds = two_rounds;
     unit->if_absent = t.if_absent;
-    unit->if_unchanged = t.if_unchanged;
+    unit->checked = checked;
+  }
+  for (const wire::KeyTs& k : t.if_unchanged) {
+    unit->conditions.push_back(k);
+    unit->condition_partitions.push_back(placed.front().second);
   }
   for (const auto& kp : placed) plan.last_unit[kp] = unit->index;
   std::vector<internal::WriteOp> ops;
@@ -360,7 +386,7 @@ void Client::Impl::BatchFirstRound(BatchRun& run) {
     unit.ts = timestamps_->NextAfter(unit.after_ts);
     auto prepares = internal::BuildPrepareRequests(
         unit.ops, unit.siblings, unit.groups, unit.ts, unit.flags() | SlotsFlag(),
-        TakeIds(unit.groups.size()), unit.if_unchanged);
+        TakeIds(unit.groups.size()), unit.ConditionsByGroup());
     for (OutgoingRequest& req : prepares) {
       round1.push_back(std::move(req));
       request_unit.push_back(&unit);

@@ -160,7 +160,7 @@ std::vector<OutgoingRequest> BuildPrepareRequests(std::span<const WriteOp> write
                                                   std::span<const PartitionGroup> groups,
                                                   uint64_t ts, uint8_t flags,
                                                   uint64_t first_request_id,
-                                                  std::span<const kv::wire::KeyTs> unchanged) {
+                                                  std::span<const std::vector<kv::wire::KeyTs>> unchanged) {
   std::vector<OutgoingRequest> out;
   out.reserve(groups.size());
   std::vector<wire::PrepareItemIn> items;
@@ -174,7 +174,8 @@ std::vector<OutgoingRequest> BuildPrepareRequests(std::span<const WriteOp> write
                                           siblings[i], writes[i].tombstone});
     }
     wire::RequestWriter(&req.message)
-        .Prepare(static_cast<uint16_t>(g.partition), req.request_id, ts, items, flags, unchanged);
+        .Prepare(static_cast<uint16_t>(g.partition), req.request_id, ts, items, flags,
+                 unchanged.empty() ? std::span<const kv::wire::KeyTs>() : unchanged[out.size()]);
     out.push_back(std::move(req));
   }
   return out;

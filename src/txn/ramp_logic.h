@@ -100,15 +100,13 @@ std::vector<std::string> WriteSetSiblings(std::span<const WriteOp> writes);
 
 // BuildPrepareRequests with the siblings of every item given: a group commit
 // of several write sets at one timestamp keeps each set's own metadata.
-// `unchanged`: kFlagIfUnchanged's read versions, sent when flags has it.
-// REQUIRES: siblings.size() == writes.size(); no key twice in one group;
-// with kFlagIfUnchanged one group.
-std::vector<OutgoingRequest> BuildPrepareRequests(std::span<const WriteOp> writes,
-                                                  std::span<const std::string> siblings,
-                                                  std::span<const PartitionGroup> groups,
-                                                  uint64_t ts, uint8_t flags,
-                                                  uint64_t first_request_id,
-                                                  std::span<const kv::wire::KeyTs> unchanged = {});
+// `unchanged[g]`: kFlagIfUnchanged's read versions for group g's PREPARE,
+// sent when flags has it (then one per group).
+// REQUIRES: siblings.size() == writes.size(); no key twice in one group.
+std::vector<OutgoingRequest> BuildPrepareRequests(
+    std::span<const WriteOp> writes, std::span<const std::string> siblings,
+    std::span<const PartitionGroup> groups, uint64_t ts, uint8_t flags, uint64_t first_request_id,
+    std::span<const std::vector<kv::wire::KeyTs>> unchanged = {});
 
 // COMMIT(ts) to each group's partition (indices copied for error reporting).
 std::vector<OutgoingRequest> BuildCommitRequests(std::span<const PartitionGroup> groups,
