@@ -585,6 +585,7 @@ def test_client_reply_off_skip_on(redis_target, key):
     k = key()
     with Raw(redis_target) as c:
         c.send(encode("CLIENT", "REPLY", "OFF") + encode("SET", k, "1") + encode("GET", k) +
+               encode("CLIENT", "REPLY", "NOPE") +
                encode("CLIENT", "REPLY", "SKIP") + encode("INCR", k) + encode("NOSUCHCOMMAND") +
                encode("CLIENT", "REPLY", "ON") + encode("GET", k) +
                encode("CLIENT", "REPLY", "SKIP") + encode("INCR", k) + encode("GET", k) +
@@ -615,3 +616,21 @@ def test_client_reply_off_drops_blocked_timeouts_but_not_pubsub(redis_target, ke
         assert c.reply() == [b"unsubscribe", b"reply-off-channel", 0]
         assert c.reply() == b"OK"
         assert c.reply() == b"PONG"
+
+
+def test_client_reply_inside_multi(redis_target):
+    """Redis 7.0 queues CLIENT REPLY in MULTI (and its EXEC array then lacks
+    the silenced replies); rampart refuses it there, as Valkey does
+    (docs/proxy.md)."""
+    with Raw(redis_target) as c:
+        assert c.call("MULTI") == b"OK"
+        got = c.call("CLIENT", "REPLY", "SKIP")
+        if redis_target.name == "redis":
+            assert got == b"QUEUED"
+            assert c.call("DISCARD") == b"OK"
+        else:
+            assert isinstance(got, RespError)
+            assert str(got) == "ERR rampart: CLIENT REPLY inside MULTI is not supported"
+            err = c.call("EXEC")
+            assert isinstance(err, RespError) and str(err).startswith("EXECABORT")
+        assert c.call("PING") == b"PONG"

@@ -64,7 +64,8 @@ struct Worker::Job {
   };
   std::vector<ReadVersion> read_versions;
   bool sent_if_unchanged = false;  // its last write set carried them
-  int conflicts = 0;  // its writes refused so far: a key changed since its read
+  int conflicts = 0;  // its writes refused so far: a key of its read changed since
+  int bystander_refusals = 0;  // refused with its group for another's key
   // Read-modify-writes of other sessions that wanted this job's locks in
   // the same turn: they run after this job's commands, on its view, and
   // their writes leave with its write set (each keeps its own reply).
@@ -107,6 +108,8 @@ void Poke(int fd);
 // SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE: what a RESP2 connection
 // with subscriptions may send, with PING and QUIT.
 bool IsSubscription(std::string_view name);
+// CLIENT REPLY (refused inside MULTI).
+bool IsClientReply(const Command& c);
 // Those, PUBLISH and PUBSUB (worker_pubsub.cc).
 bool IsPubSub(std::string_view name);
 // Connection commands that act on other sessions (CLIENT UNBLOCK, CLIENT

@@ -143,9 +143,9 @@ std::string Worker::CheckCommand(const Session& s, const Command& c) const {
 void Worker::DecideSilence(Session& s, Command& c) {
   if (c.silence_decided) return;
   c.silence_decided = true;
-  const bool client_reply = c.spec != nullptr && c.spec->name == "client" && c.args.size() >= 2 &&
-                            Lower(c.args[1]) == "reply";
-  if (client_reply || s.reply_mode == Session::ReplyMode::kOn) return;  // CLIENT REPLY answers for itself
+  const bool reply_on = c.spec != nullptr && c.spec->name == "client" && c.args.size() == 3 &&
+                        Lower(c.args[1]) == "reply" && Lower(c.args[2]) == "on";
+  if (reply_on || s.reply_mode == Session::ReplyMode::kOn) return;  // ON answers whatever the mode
   // Subscription confirmations go out all the same (Redis 7.0 pushes them,
   // and the messages, past CLIENT REPLY).
   c.silent = c.spec == nullptr || !IsSubscription(c.spec->name);
@@ -191,6 +191,12 @@ bool ActsOnOtherSessions(const Command& c) {
   return sub == "unblock" || sub == "kill";
 }
 
+// CLIENT REPLY changes which replies go out, which a block's reply array
+// cannot follow (refused in MULTI, as Valkey does).
+bool IsClientReply(const Command& c) {
+  return c.spec->name == "client" && c.args.size() >= 2 && Lower(c.args[1]) == "reply";
+}
+
 bool Worker::QueueableInMulti(const Command& c) {
   const std::string_view name = c.spec->name;
   switch (c.spec->kind) {
@@ -203,7 +209,8 @@ bool Worker::QueueableInMulti(const Command& c) {
     case CommandKind::kConnection:
       // AUTH and HELLO change who the session is; pub/sub and the commands on
       // other sessions act once (a block may run once per read round).
-      return name != "auth" && name != "hello" && !IsPubSub(name) && !ActsOnOtherSessions(c);
+      return name != "auth" && name != "hello" && !IsPubSub(name) && !ActsOnOtherSessions(c) &&
+             !IsClientReply(c);
   }
   return false;
 }
@@ -231,7 +238,8 @@ bool Worker::TakeCommand(Session& s, std::vector<Job>& jobs, TurnState& state) {
   }
   if (s.in_multi && kind != CommandKind::kTransaction && name != "quit") {
     if (!QueueableInMulti(c)) {
-      return Refuse(s, jobs, StrCat("ERR rampart: ", name, " inside MULTI is not supported"));
+      return Refuse(s, jobs, StrCat("ERR rampart: ", IsClientReply(c) ? "CLIENT REPLY" : name,
+                                    " inside MULTI is not supported"));
     }
     s.multi.push_back(std::move(c));
     Answer(s, jobs, "+QUEUED\r\n");

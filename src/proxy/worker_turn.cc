@@ -390,6 +390,9 @@ void Worker::PlaceWriteSet(Job& job, RoundTrip& round) {
 
 void Worker::CheckedAgainst(Job& job, txn::BatchTxn& txn) const {
   job.sent_if_unchanged = false;
+  // One proxy's lock table orders its read-modify-writes already; the check
+  // is for other proxies' writes.
+  if (shared_.config.proxies.size() < 2) return;
   if (!job.needs_read || job.read_versions.empty() || unchanged_off_) return;  // a blind write
   const uint32_t partition = txn.writes.front().partition;
   auto elsewhere = [&](uint32_t p) { return p != partition; };
@@ -404,6 +407,17 @@ void Worker::CheckedAgainst(Job& job, txn::BatchTxn& txn) const {
   job.sent_if_unchanged = true;
 }
 
+namespace {
+
+// Whether a node's IF_UNCHANGED refusal names `key` (its message quotes the
+// key's first 64 bytes: kv/executor.cc).
+bool NamesKey(const Status& status, std::string_view key) {
+  const std::string quoted = StrCat("key \"", key.substr(0, 64), "\" changed");
+  return status.message().find(quoted) != std::string_view::npos;
+}
+
+}  // namespace
+
 bool Worker::ReadAgainAfterConflict(Job& job, const Status& status, RoundTrip& round) {
   if (!job.sent_if_unchanged) return false;
   // A kv-node older than IF_UNCHANGED refuses the flag: write unchecked.
@@ -415,7 +429,11 @@ bool Worker::ReadAgainAfterConflict(Job& job, const Status& status, RoundTrip& r
     return false;
   } else {
     ++shared_.write_conflicts;
-    if (++job.conflicts > kMaxConflicts) {
+    // A group's PREPARE is refused for any member's key: one of its own
+    // counts against the limit, another's (bounded too) does not.
+    const bool own = std::any_of(job.read_versions.begin(), job.read_versions.end(),
+                                 [&](const Job::ReadVersion& r) { return NamesKey(status, r.key); });
+    if (++(own ? job.conflicts : job.bystander_refusals) > (own ? kMaxConflicts : 4 * kMaxConflicts)) {
       AnswerGroup(job, ErrorReply(StrCat("ERR rampart: the keys of this command were written by "
                                          "another proxy or client before its write, ",
                                          kMaxConflicts, " times; try again")));

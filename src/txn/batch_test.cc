@@ -492,6 +492,26 @@ TEST_P(BatchTest, CheckedWriteSetsShareAPrepareAndItsRefusal) {
                                 "1", coalesce ? std::nullopt : std::optional<std::string>("x"), "y"}));
 }
 
+// A group commit of single-partition write sets commits partition by
+// partition: one partition refusing its PREPARE (a value over the node's
+// limit) fails the write sets there only; the others are written and say so.
+TEST_P(BatchTest, AGroupCommitFailsOnlyTheWriteSetsOfTheRefusingPartition) {
+  constexpr uint32_t kNodes = 3;
+  LocalCluster cluster(kNodes, 5000, backend);
+  auto client = cluster.Connect(GetMode::kRpc, PutMode::kRpc);
+  ASSERT_NE(client, nullptr);
+  std::string other = "o0";
+  for (int i = 1; Home(other, kNodes) == Home("big", kNodes); ++i) other = "o" + std::to_string(i);
+  std::vector<BatchTxn> batch{WriteTxn({"big"}, std::string(2 << 20, 'x'), kNodes),
+                              WriteTxn({other}, "fine", kNodes)};
+  client->RunBatch(batch, coalesce);
+  EXPECT_FALSE(batch[0].status.ok());
+  EXPECT_TRUE(batch[1].status.ok()) << batch[1].status.ToString();
+  std::vector<BatchTxn> read{ReadTxn({"big", other}, kNodes)};
+  client->RunBatch(read, coalesce);
+  EXPECT_EQ(read[0].values, (std::vector<std::optional<std::string>>{std::nullopt, "fine"}));
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, BatchTest,
                          ::testing::Combine(::testing::Values("tcp", "ucx"), ::testing::Bool()),
                          [](const auto& info) {
