@@ -212,3 +212,49 @@ def test_subscribers_are_pubsub_clients(target):
         s.close()
         me.close()
 
+
+
+def test_sharded_channels_as_redis(target):
+    """SSUBSCRIBE / SUNSUBSCRIBE / SPUBLISH: a namespace of their own (a PUBLISH does not reach
+    an SSUBSCRIBEr, nor an SPUBLISH a SUBSCRIBEr or a pattern), their own count in the
+    confirmations, `smessage` messages, RESP2 subscribed mode, PUBSUB SHARDCHANNELS and
+    SHARDNUMSUB, and CLIENT LIST's ssub= count."""
+    s = raw(target)
+    s.sendall(encode("SUNSUBSCRIBE") + encode("SSUBSCRIBE", "sa", "sb", "sa") + encode("SUBSCRIBE", "sa") +
+              encode("GET", "k"))
+    data = read_until(s, b"RESET are allowed in this context\r\n")
+    assert data == (
+        b"*3\r\n$12\r\nsunsubscribe\r\n$-1\r\n:0\r\n"
+        b"*3\r\n$10\r\nssubscribe\r\n$2\r\nsa\r\n:1\r\n*3\r\n$10\r\nssubscribe\r\n$2\r\nsb\r\n:2\r\n"
+        b"*3\r\n$10\r\nssubscribe\r\n$2\r\nsa\r\n:2\r\n"
+        b"*3\r\n$9\r\nsubscribe\r\n$2\r\nsa\r\n:1\r\n"
+        b"-ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
+        b"are allowed in this context\r\n"), data
+    pub = client(target)
+    pattern = client(target).pubsub()
+    pattern.psubscribe("s*")
+    assert pattern.get_message(timeout=5)["type"] == "psubscribe"
+    assert pub.execute_command("SPUBLISH", "sa", "sharded") == 1
+    assert read_until(s, b"sharded\r\n").endswith(b"*3\r\n$8\r\nsmessage\r\n$2\r\nsa\r\n$7\r\nsharded\r\n")
+    assert pub.publish("sa", "plain") == 2  # s's SUBSCRIBE and the pattern, not its SSUBSCRIBE
+    assert read_until(s, b"plain\r\n").endswith(b"*3\r\n$7\r\nmessage\r\n$2\r\nsa\r\n$5\r\nplain\r\n")
+    assert next_message(pattern)["data"] == "plain"  # the SPUBLISH did not reach it
+    assert sorted(pub.execute_command("PUBSUB", "SHARDCHANNELS")) == ["sa", "sb"]
+    assert pub.execute_command("PUBSUB", "SHARDCHANNELS", "*b") == ["sb"]
+    assert pub.execute_command("PUBSUB", "SHARDNUMSUB", "sa", "zz") == ["sa", 1, "zz", 0]
+    assert pub.execute_command("PUBSUB", "CHANNELS") == ["sa"]
+    assert [c["ssub"] for c in pub.client_list() if c["ssub"] != "0"] == ["2"]
+    s.sendall(encode("SUNSUBSCRIBE", "sb") + encode("SUNSUBSCRIBE") + encode("SUNSUBSCRIBE"))
+    data = read_until(s, b"$-1\r\n:0\r\n")
+    assert data == (b"*3\r\n$12\r\nsunsubscribe\r\n$2\r\nsb\r\n:1\r\n*3\r\n$12\r\nsunsubscribe\r\n$2\r\nsa\r\n:0\r\n"
+                    b"*3\r\n$12\r\nsunsubscribe\r\n$-1\r\n:0\r\n"), data
+    assert pub.execute_command("SPUBLISH", "sa", "nobody") == 0
+    s3 = raw(target)
+    s3.sendall(encode("HELLO", "3") + encode("SSUBSCRIBE", "x"))
+    assert read_until(s3, b"x\r\n:1\r\n").endswith(b">3\r\n$10\r\nssubscribe\r\n$1\r\nx\r\n:1\r\n")
+    assert pub.execute_command("SPUBLISH", "x", "m3") == 1
+    assert read_until(s3, b"m3\r\n").endswith(b">3\r\n$8\r\nsmessage\r\n$1\r\nx\r\n$2\r\nm3\r\n")
+    for c in (s, s3):
+        c.close()
+    pattern.close()
+    pub.close()

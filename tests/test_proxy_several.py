@@ -13,6 +13,7 @@ it) the counters come out short and lists lose pushes.
 import os
 import re
 import signal
+import socket
 import threading
 import time
 
@@ -237,6 +238,10 @@ def test_blocked_clients_are_served_by_writes_through_another_proxy(two_proxies)
     assert pusher.zrange("several:ranked", 0, -1) == ["high"]
 
 
+def socket_to(port):
+    return socket.create_connection(("127.0.0.1", port), timeout=10)
+
+
 def wait_linked(proxies):
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and not all(
@@ -348,3 +353,22 @@ def test_a_waiter_behind_another_on_one_key_gets_its_other_key(two_proxies):
     w.join(30)
     assert w_results == [("several:b", "for w")]
     assert time.monotonic() - started < 15, "served at the timeout, not by the writes"
+
+
+def test_spublish_reaches_shard_subscribers_of_every_proxy(two_proxies):
+    """SPUBLISH is forwarded too, to SSUBSCRIBErs only."""
+    a, b = clients(two_proxies)
+    wait_linked((a, b))
+    with socket_to(two_proxies.proxy_ports[1]) as s:
+        s.sendall(b"*2\r\n$10\r\nSSUBSCRIBE\r\n$8\r\nsh:chan1\r\n*2\r\n$9\r\nSUBSCRIBE\r\n$8\r\nsh:chan1\r\n")
+        got = b""
+        deadline = time.monotonic() + 10
+        while got.count(b":1\r\n") < 2 and time.monotonic() < deadline:
+            got += s.recv(4096)
+        assert a.execute_command("SPUBLISH", "sh:chan1", "only shard") == 0  # none on a
+        assert a.publish("sh:chan1", "only plain") == 0
+        got = b""
+        while b"only plain" not in got and time.monotonic() < deadline:
+            got += s.recv(4096)
+        assert got == (b"*3\r\n$8\r\nsmessage\r\n$8\r\nsh:chan1\r\n$10\r\nonly shard\r\n"
+                       b"*3\r\n$7\r\nmessage\r\n$8\r\nsh:chan1\r\n$10\r\nonly plain\r\n"), got

@@ -78,7 +78,7 @@ class PeerPublisher::Impl {
     return Status::Ok();
   }
 
-  void Forward(std::string_view channel, std::string_view message) {
+  void Forward(std::string_view channel, std::string_view message, bool shard) {
     bool wake = false;
     {
       std::lock_guard lock(mu_);
@@ -89,7 +89,7 @@ class PeerPublisher::Impl {
           continue;
         }
         wake = wake || p.queued.empty();
-        AppendCommand(p.queued, {"rampart.publish", channel, message});
+        AppendCommand(p.queued, {shard ? "rampart.spublish" : "rampart.publish", channel, message});
         ++p.queued_messages;
         ++stats_.forwarded;
       }
@@ -286,8 +286,8 @@ Result<std::unique_ptr<PeerPublisher>> PeerPublisher::Start(std::vector<ProxyAdd
 PeerPublisher::PeerPublisher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 PeerPublisher::~PeerPublisher() = default;
 
-void PeerPublisher::Forward(std::string_view channel, std::string_view message) {
-  impl_->Forward(channel, message);
+void PeerPublisher::Forward(std::string_view channel, std::string_view message, bool shard) {
+  impl_->Forward(channel, message, shard);
 }
 
 PeerPublisher::Stats PeerPublisher::stats() const { return impl_->stats(); }

@@ -41,8 +41,9 @@ class PeerPublisher {
   PeerPublisher(const PeerPublisher&) = delete;
   PeerPublisher& operator=(const PeerPublisher&) = delete;
 
-  // Queues the message for every peer; never blocks on the network.
-  void Forward(std::string_view channel, std::string_view message);
+  // Queues the message (a SPUBLISH's when `shard`) for every peer; never
+  // blocks on the network.
+  void Forward(std::string_view channel, std::string_view message, bool shard = false);
 
   struct Stats {
     uint64_t forwarded = 0;  // messages queued for a peer that was linked

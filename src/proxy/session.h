@@ -101,11 +101,12 @@ struct Session {
   enum class ReplyMode : uint8_t { kOn, kOff, kSkipNext };
   ReplyMode reply_mode = ReplyMode::kOn;
 
-  // Pub/sub: the channels and patterns it is subscribed to (worker_pubsub.cc).
+  // Pub/sub: the channels, patterns and shard channels it is subscribed to
+  // (worker_pubsub.cc).
   // With any, a RESP2 connection takes only (P)SUBSCRIBE, (P)UNSUBSCRIBE,
   // PING and QUIT.
-  std::set<std::string> channels, patterns;
-  size_t subscriptions() const { return channels.size() + patterns.size(); }
+  std::set<std::string> channels, patterns, shard_channels;
+  size_t subscriptions() const { return channels.size() + patterns.size() + shard_channels.size(); }
 
   // Close once `out` is written (QUIT, a protocol error).
   bool closing = false;

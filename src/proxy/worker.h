@@ -135,7 +135,7 @@ struct SharedState {
     std::string peer, name, lib_name, lib_version;
     uint64_t connected_ms = 0;
     int protocol = 2;
-    size_t channels = 0, patterns = 0;  // its subscriptions: a "pubsub" client when any
+    size_t channels = 0, patterns = 0, shard_channels = 0;  // its subscriptions: a "pubsub" client when any
   };
   std::mutex clients_mutex;
   std::map<uint64_t, ClientRecord> clients;
@@ -154,7 +154,7 @@ struct SharedState {
   struct Delivery {
     uint64_t session = 0;
     int fd = -1;
-    bool by_pattern = false;
+    enum How : uint8_t { kChannel, kPattern, kShard } how = kChannel;  // message, pmessage, smessage
     std::string pattern;
     // One copy of the channel and message for all of a PUBLISH's deliveries.
     std::shared_ptr<const std::pair<std::string, std::string>> published;
@@ -167,6 +167,7 @@ struct SharedState {
   using Subscribers = std::map<uint64_t, Subscriber>;  // by session id
   std::unordered_map<std::string, Subscribers> channels;
   std::map<std::string, Subscribers, std::less<>> patterns;
+  std::unordered_map<std::string, Subscribers> shard_channels;  // SSUBSCRIBE's
   std::vector<std::vector<Delivery>> inboxes;  // sized before the workers run
   // Per worker: its inbox has deliveries (sized before the workers run).
   std::unique_ptr<std::atomic<bool>[]> delivery_pending;
@@ -418,6 +419,10 @@ class Worker {
   // SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH, PUBSUB
   // (worker_pubsub.cc).
   void PubSubCommand(Session& s, const Command& c, resp::Writer& out);
+  enum class Channels { kPlain, kShard };
+  void Publish(const Command& c, Channels kind, resp::Writer& out);
+  void PubSubIntrospection(const Command& c, resp::Writer& out);
+  void Subscribe(Session& s, const Command& c, resp::Writer& out);
   // Writes the messages published to this worker's sessions (before a turn).
   void DeliverMessages();
   // Takes the session out of every channel and pattern (it closes).

@@ -18,7 +18,7 @@ std::optional<ClientType> ParseClientType(std::string_view name) {
   return std::nullopt;
 }
 bool OfType(const SharedState::ClientRecord& r, ClientType type) {
-  const bool pubsub = r.channels + r.patterns > 0;
+  const bool pubsub = r.channels + r.patterns + r.shard_channels > 0;
   return type == ClientType::kPubSub ? pubsub : type == ClientType::kNormal && !pubsub;
 }
 
@@ -27,7 +27,7 @@ bool OfType(const SharedState::ClientRecord& r, ClientType type) {
 // -1 when not in one (only the session's own worker knows; others print -1).
 std::string Describe(const SharedState::ClientRecord& r, uint64_t id, std::string_view laddr, int multi) {
   return StrCat("id=", id, " addr=", r.peer, " laddr=", laddr, " fd=", r.fd, " name=", r.name,
-                " age=", (NowMs() - r.connected_ms) / 1000, " db=0 sub=", r.channels, " psub=", r.patterns,
+                " age=", (NowMs() - r.connected_ms) / 1000, " db=0 sub=", r.channels, " psub=", r.patterns, " ssub=", r.shard_channels,
                 " multi=", multi, " resp=", r.protocol,
                 " lib-name=", r.lib_name, " lib-ver=", r.lib_version, " rampart-worker=", r.worker, "\n");
 }
@@ -42,7 +42,8 @@ SharedState::ClientRecord Record(const Session& s, uint32_t worker) {
           .connected_ms = s.connected_ms,
           .protocol = s.protocol,
           .channels = s.channels.size(),
-          .patterns = s.patterns.size()};
+          .patterns = s.patterns.size(),
+          .shard_channels = s.shard_channels.size()};
 }
 
 }  // namespace

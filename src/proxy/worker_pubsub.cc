@@ -1,5 +1,6 @@
-// Pub/sub: SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH and
-// PUBSUB over SharedState's registry (worker.h), whatever worker each
+// Pub/sub: SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH, their
+// sharded twins SSUBSCRIBE, SUNSUBSCRIBE, SPUBLISH, and PUBSUB over
+// SharedState's registry (worker.h), whatever worker each
 // connection is on. A PUBLISH goes to this proxy's subscribers and, through
 // SharedState::peers, to the other proxies' (docs/proxy.md, "Pub/sub").
 
@@ -41,90 +42,113 @@ void EraseSubscriber(Registry& registry, const std::string& name, uint64_t id) {
 
 void Worker::PubSubCommand(Session& s, const Command& c, resp::Writer& out) {
   const std::string_view name = c.spec->name;
+  if (name == "publish" || name == "rampart.publish") return Publish(c, Channels::kPlain, out);
+  if (name == "spublish" || name == "rampart.spublish") return Publish(c, Channels::kShard, out);
+  if (name == "pubsub") return PubSubIntrospection(c, out);
+  Subscribe(s, c, out);
+}
+
+// PUBLISH, SPUBLISH; RAMPART.(S)PUBLISH: a message another proxy of the
+// cluster forwards (peer_publish.h), for this proxy's subscribers only.
+void Worker::Publish(const Command& c, Channels kind, resp::Writer& out) {
   const auto& a = c.args;
-  // RAMPART.PUBLISH: a message another proxy of the cluster forwards
-  // (peer_publish.h), for this proxy's subscribers only.
-  if (name == "publish" || name == "rampart.publish") {
-    int64_t receivers = 0;
-    std::vector<uint32_t> woken;
-    auto published = std::make_shared<const std::pair<std::string, std::string>>(a[1], a[2]);
-    {
-      std::lock_guard lock(shared_.pubsub_mutex);
-      auto add = [&](uint64_t session, const SharedState::Subscriber& at, const std::string* pattern) {
-        shared_.inboxes[at.worker].push_back(SharedState::Delivery{
-            session, at.fd, pattern != nullptr, pattern != nullptr ? *pattern : std::string(), published});
-        if (std::find(woken.begin(), woken.end(), at.worker) == woken.end()) woken.push_back(at.worker);
-        ++receivers;
-      };
-      if (auto it = shared_.channels.find(a[1]); it != shared_.channels.end()) {
-        for (const auto& [session, at] : it->second) add(session, at, nullptr);
-      }
-      for (const auto& [pattern, subscribers] : shared_.patterns) {
-        if (!GlobMatch(pattern, a[1])) continue;
-        for (const auto& [session, at] : subscribers) add(session, at, &pattern);
-      }
-      // Under the lock: the other proxies get this proxy's messages in the
-      // order its own subscribers do, whatever workers published them.
-      if (name == "publish" && shared_.peers != nullptr) shared_.peers->Forward(a[1], a[2]);
-    }
-    for (uint32_t w : woken) Wake(shared_.delivery_pending.get(), w);
-    return out.Integer(receivers);  // this proxy's, as a Redis Cluster node counts
-  }
-  if (name == "pubsub") {
-    const std::string sub = Lower(a[1]);
+  const bool shard = kind == Channels::kShard;
+  int64_t receivers = 0;
+  std::vector<uint32_t> woken;
+  auto published = std::make_shared<const std::pair<std::string, std::string>>(a[1], a[2]);
+  {
     std::lock_guard lock(shared_.pubsub_mutex);
-    if ((sub == "channels" || sub == "shardchannels") && a.size() <= 3) {
-      std::vector<std::string_view> names;
-      if (sub == "channels") {
-        for (const auto& [channel, subscribers] : shared_.channels) {
-          if (a.size() == 2 || GlobMatch(a[2], channel)) names.push_back(channel);
-        }
-      }
-      out.Array(names.size());
-      for (std::string_view n : names) out.Bulk(n);
-      return;
+    auto add = [&](uint64_t session, const SharedState::Subscriber& at, const std::string* pattern) {
+      const auto how = shard ? SharedState::Delivery::kShard
+                             : pattern != nullptr ? SharedState::Delivery::kPattern : SharedState::Delivery::kChannel;
+      shared_.inboxes[at.worker].push_back(
+          SharedState::Delivery{session, at.fd, how, pattern != nullptr ? *pattern : std::string(), published});
+      if (std::find(woken.begin(), woken.end(), at.worker) == woken.end()) woken.push_back(at.worker);
+      ++receivers;
+    };
+    const auto& channels = shard ? shared_.shard_channels : shared_.channels;
+    if (auto it = channels.find(a[1]); it != channels.end()) {
+      for (const auto& [session, at] : it->second) add(session, at, nullptr);
     }
-    if (sub == "numsub" || sub == "shardnumsub") {
-      out.Array((a.size() - 2) * 2);
-      for (size_t n = 2; n < a.size(); ++n) {
-        auto it = shared_.channels.find(a[n]);
-        out.Bulk(a[n]);
-        out.Integer(sub == "numsub" && it != shared_.channels.end() ? static_cast<int64_t>(it->second.size()) : 0);
-      }
-      return;
+    for (const auto& [pattern, subscribers] : shared_.patterns) {
+      if (shard) break;  // patterns are for PUBLISH's channels only
+      if (!GlobMatch(pattern, a[1])) continue;
+      for (const auto& [session, at] : subscribers) add(session, at, &pattern);
     }
-    if (sub == "numpat" && a.size() == 2) return out.Integer(static_cast<int64_t>(shared_.patterns.size()));
-    return out.Error(StrCat("ERR unknown subcommand '", a[1], "'. Try PUBSUB HELP."));
+    // Under the lock: the other proxies get this proxy's messages in the
+    // order its own subscribers do, whatever workers published them.
+    if (!c.spec->name.starts_with("rampart.") && shared_.peers != nullptr) shared_.peers->Forward(a[1], a[2], shard);
   }
-  const bool pattern = name[0] == 'p';
-  std::set<std::string>& mine = pattern ? s.patterns : s.channels;
-  const std::string_view kind = name.substr(pattern ? 1 : 0);  // "subscribe" or "unsubscribe"
+  for (uint32_t w : woken) Wake(shared_.delivery_pending.get(), w);
+  out.Integer(receivers);  // this proxy's, as a Redis Cluster node counts
+}
+
+void Worker::PubSubIntrospection(const Command& c, resp::Writer& out) {
+  const auto& a = c.args;
+  const std::string sub = Lower(a[1]);
   std::lock_guard lock(shared_.pubsub_mutex);
-  auto registry = [&](const std::string& n) -> SharedState::Subscribers& {
-    return pattern ? shared_.patterns[n] : shared_.channels[n];
+  const bool shard = sub.starts_with("shard");
+  const auto& channels = shard ? shared_.shard_channels : shared_.channels;
+  if ((sub == "channels" || sub == "shardchannels") && a.size() <= 3) {
+    std::vector<std::string_view> names;
+    for (const auto& [channel, subscribers] : channels) {
+      if (a.size() == 2 || GlobMatch(a[2], channel)) names.push_back(channel);
+    }
+    out.Array(names.size());
+    for (std::string_view n : names) out.Bulk(n);
+    return;
+  }
+  if (sub == "numsub" || sub == "shardnumsub") {
+    out.Array((a.size() - 2) * 2);
+    for (size_t n = 2; n < a.size(); ++n) {
+      auto it = channels.find(a[n]);
+      out.Bulk(a[n]);
+      out.Integer(it != channels.end() ? static_cast<int64_t>(it->second.size()) : 0);
+    }
+    return;
+  }
+  if (sub == "numpat" && a.size() == 2) return out.Integer(static_cast<int64_t>(shared_.patterns.size()));
+  out.Error(StrCat("ERR unknown subcommand '", a[1], "'. Try PUBSUB HELP."));
+}
+
+// (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE. A shard channel is a name of its own
+// (SPUBLISH reaches only SSUBSCRIBE), with its own count in the replies.
+void Worker::Subscribe(Session& s, const Command& c, resp::Writer& out) {
+  const std::string_view name = c.spec->name;
+  const auto& a = c.args;
+  const char family = name[0] == 'p' ? 'p' : name == "ssubscribe" || name == "sunsubscribe" ? 's' : ' ';
+  std::set<std::string>& mine = family == 'p' ? s.patterns : family == 's' ? s.shard_channels : s.channels;
+  const std::string_view kind = name.substr(family == ' ' ? 0 : 1);  // "subscribe" or "unsubscribe"
+  auto count = [&] { return family == 's' ? s.shard_channels.size() : s.channels.size() + s.patterns.size(); };
+  std::lock_guard lock(shared_.pubsub_mutex);
+  auto add = [&](const std::string& n) {
+    SharedState::Subscribers& subscribers = family == 'p'   ? shared_.patterns[n]
+                                            : family == 's' ? shared_.shard_channels[n]
+                                                            : shared_.channels[n];
+    subscribers[s.id] = {index_, s.fd};
   };
   auto forget = [&](const std::string& n) {
-    if (pattern) {
+    if (family == 'p') {
       EraseSubscriber(shared_.patterns, n, s.id);
     } else {
-      EraseSubscriber(shared_.channels, n, s.id);
+      EraseSubscriber(family == 's' ? shared_.shard_channels : shared_.channels, n, s.id);
     }
   };
   if (kind == "subscribe") {
     for (size_t n = 1; n < a.size(); ++n) {
-      if (mine.insert(a[n]).second) registry(a[n])[s.id] = {index_, s.fd};
-      Confirm(out, name, &a[n], s.subscriptions());
+      if (mine.insert(a[n]).second) add(a[n]);
+      Confirm(out, name, &a[n], count());
     }
-  } else {  // UNSUBSCRIBE / PUNSUBSCRIBE [name ...]: none named: every one
+  } else {  // UNSUBSCRIBE / PUNSUBSCRIBE / SUNSUBSCRIBE [name ...]: none named: every one
     std::vector<std::string> names(a.begin() + 1, a.end());
     if (names.empty()) names.assign(mine.begin(), mine.end());
-    if (names.empty()) Confirm(out, name, nullptr, s.subscriptions());
+    if (names.empty()) Confirm(out, name, nullptr, count());
     for (const std::string& n : names) {
       if (mine.erase(n) > 0) forget(n);
-      Confirm(out, name, &n, s.subscriptions());
+      Confirm(out, name, &n, count());
     }
   }
-  PublishClient(s);  // its CLIENT LIST type and sub=/psub= counts
+  PublishClient(s);  // its CLIENT LIST type and sub=/psub=/ssub= counts
 }
 
 void Worker::DeliverMessages() {
@@ -143,12 +167,16 @@ void Worker::DeliverMessages() {
     const auto& [channel, message] = *d.published;
     // Unsubscribed since it was published: a RESP2 connection out of
     // subscribed mode would take the message for a reply.
-    if (d.by_pattern ? s.patterns.count(d.pattern) == 0 : s.channels.count(channel) == 0) continue;
+    const bool by_pattern = d.how == SharedState::Delivery::kPattern;
+    const bool still = by_pattern                                   ? s.patterns.count(d.pattern) > 0
+                       : d.how == SharedState::Delivery::kShard ? s.shard_channels.count(channel) > 0
+                                                                  : s.channels.count(channel) > 0;
+    if (!still) continue;
     resp::Writer out(&s.out);
     out.SetProtocol(s.protocol);
-    out.Push(d.by_pattern ? 4 : 3);
-    out.Bulk(d.by_pattern ? "pmessage" : "message");
-    if (d.by_pattern) out.Bulk(d.pattern);
+    out.Push(by_pattern ? 4 : 3);
+    out.Bulk(by_pattern ? "pmessage" : d.how == SharedState::Delivery::kShard ? "smessage" : "message");
+    if (by_pattern) out.Bulk(d.pattern);
     out.Bulk(channel);
     out.Bulk(message);
     if (s.out.size() - s.out_pos > kMaxSubscriberBacklog) WriteTo(s);  // a slow turn, not a slow reader?
@@ -165,8 +193,10 @@ void Worker::DropSubscriptions(Session& s) {
   std::lock_guard lock(shared_.pubsub_mutex);
   for (const std::string& channel : s.channels) EraseSubscriber(shared_.channels, channel, s.id);
   for (const std::string& pattern : s.patterns) EraseSubscriber(shared_.patterns, pattern, s.id);
+  for (const std::string& channel : s.shard_channels) EraseSubscriber(shared_.shard_channels, channel, s.id);
   s.channels.clear();
   s.patterns.clear();
+  s.shard_channels.clear();
 }
 
 }  // namespace rampart::proxy

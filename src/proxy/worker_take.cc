@@ -176,16 +176,18 @@ bool Worker::Refuse(Session& s, std::vector<Job>& jobs, std::string_view message
 // and HELLO (they change who the session is mid-block), CLIENT UNBLOCK and
 // KILL (they act on other sessions once), pub/sub (it acts once).
 bool IsSubscription(std::string_view name) {
-  return name == "subscribe" || name == "unsubscribe" || name == "psubscribe" || name == "punsubscribe";
+  return name == "subscribe" || name == "unsubscribe" || name == "psubscribe" || name == "punsubscribe" ||
+         name == "ssubscribe" || name == "sunsubscribe";
 }
 
 bool IsPubSub(std::string_view name) {
-  return IsSubscription(name) || name == "publish" || name == "pubsub" || name == "rampart.publish";
+  return IsSubscription(name) || name == "publish" || name == "spublish" || name == "pubsub" ||
+         name == "rampart.publish" || name == "rampart.spublish";
 }
 
 bool ActsOnOtherSessions(const Command& c) {
   const std::string_view name = c.spec->name;
-  if (name == "publish" || name == "rampart.publish") return true;
+  if (name == "publish" || name == "spublish" || name.starts_with("rampart.")) return true;
   if (name != "client" || c.args.size() < 2) return false;
   const std::string sub = Lower(c.args[1]);
   return sub == "unblock" || sub == "kill";
