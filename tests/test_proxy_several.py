@@ -286,20 +286,26 @@ def test_publish_reaches_subscribers_of_every_proxy(two_proxies):
     assert int(a.info("stats")["rampart_pubsub_dropped"]) == 0
 
 
+def crosses(publisher, subscriber, channel, message):
+    """Whether `message` published on `channel` through one proxy reaches a
+    subscriber of the other (within 10 s)."""
+    p = subscriber.pubsub(ignore_subscribe_messages=True)
+    p.subscribe(channel)
+    publisher.publish(channel, message)
+    deadline = time.monotonic() + 10
+    m = None
+    while m is None and time.monotonic() < deadline:
+        m = p.get_message(timeout=0.5)
+    p.close()
+    return m is not None and m["data"] == message
+
+
 def test_publish_links_authenticate_with_the_proxies_password(tmp_path):
     """With proxy.requirepass the links AUTH first: a message still crosses."""
     for cluster in run_two_proxies("tcp", tmp_path, password="s3cret"):
         a, b = clients(cluster, password="s3cret")
         wait_linked((a, b))
-        p = b.pubsub(ignore_subscribe_messages=True)
-        p.subscribe("several:auth")
-        a.publish("several:auth", "hello")
-        deadline = time.monotonic() + 10
-        m = None
-        while m is None and time.monotonic() < deadline:
-            m = p.get_message(timeout=0.5)
-        p.close()
-        assert m is not None and m["data"] == "hello"
+        assert crosses(a, b, "several:auth", "hello")
         assert int(a.info("stats")["rampart_pubsub_dropped"]) == 0
 
 
@@ -316,15 +322,7 @@ def test_a_proxy_killed_and_restarted_gets_messages_again(two_proxies):
     two_proxies.wait_restarted("proxy 1")
     wait_linked((a, b))
     assert int(a.info("stats")["rampart_pubsub_peers_linked"]) == 1
-    p = b.pubsub(ignore_subscribe_messages=True)
-    p.subscribe("several:back")
-    a.publish("several:back", "again")
-    deadline = time.monotonic() + 10
-    m = None
-    while m is None and time.monotonic() < deadline:
-        m = p.get_message(timeout=0.5)
-    p.close()
-    assert m is not None and m["data"] == "again"
+    assert crosses(a, b, "several:back", "again")
 
 
 def test_a_waiter_behind_another_on_one_key_gets_its_other_key(two_proxies):

@@ -17,6 +17,15 @@ namespace {
 // Partition of a key for these tests: stable, spreads over n.
 uint32_t Home(std::string_view key, uint32_t n) { return std::hash<std::string_view>()(key) % n; }
 
+// The first of prefix0, prefix1, ... whose partition is (`same`) or is not
+// (`!same`) that of `key`.
+std::string KeyBeside(std::string_view key, bool same, std::string_view prefix, uint32_t n) {
+  for (int i = 0;; ++i) {
+    std::string k = std::string(prefix) + std::to_string(i);
+    if ((Home(k, n) == Home(key, n)) == same) return k;
+  }
+}
+
 // BatchTxn holds views: the tests' keys and values live here.
 std::string_view Keep(std::string s) {
   static std::mutex mu;
@@ -348,8 +357,7 @@ TEST_P(BatchTest, WritesOfOneKeyInABatchKeepTheirOrder) {
   LocalCluster cluster(kNodes, 5000, backend);
   auto client = cluster.Connect(GetMode::kRpc, PutMode::kRpc);
   ASSERT_NE(client, nullptr);
-  std::string b = "b0";
-  for (int i = 1; Home(b, kNodes) == Home("a", kNodes); ++i) b = "b" + std::to_string(i);
+  const std::string b = KeyBeside("a", false, "b", kNodes);
   std::vector<BatchTxn> batch;
   batch.push_back(WriteTxn({"x"}, "0", kNodes));       // one partition: a commit-now group
   batch.push_back(WriteTxn({"a", b}, "1", kNodes));    // two partitions: the two-round group
@@ -375,8 +383,7 @@ TEST_P(BatchTest, IfAbsentWritesCommitOnlyNewKeys) {
   client->RunBatch(first, coalesce);
   ASSERT_TRUE(first[0].status.ok()) << first[0].status.ToString();
 
-  std::string other = "o0";  // a key on another partition than "new2"
-  for (int i = 1; Home(other, kNodes) == Home("new2", kNodes); ++i) other = "o" + std::to_string(i);
+  const std::string other = KeyBeside("new2", false, "o", kNodes);
   std::vector<BatchTxn> batch;
   batch.push_back(WriteTxn({"new"}, "n", kNodes));
   batch.push_back(WriteTxn({"old"}, "2", kNodes));
@@ -453,8 +460,7 @@ TEST_P(BatchTest, IfUnchangedWritesCommitOnlyOverTheVersionRead) {
   EXPECT_EQ(check[0].values, (std::vector<std::optional<std::string>>{"7", "p", "f"}));
 
   // Spanning partitions: refused before anything is sent.
-  std::string other = "o0";
-  for (int i = 1; Home(other, kNodes) == Home("counter", kNodes); ++i) other = "o" + std::to_string(i);
+  const std::string other = KeyBeside("counter", false, "o", kNodes);
   std::vector<BatchTxn> wide{WriteTxn({"counter", other}, "x", kNodes)};
   wide[0].if_unchanged = {{"counter", 0}};
   one->RunBatch(wide, coalesce);
@@ -470,9 +476,8 @@ TEST_P(BatchTest, CheckedWriteSetsShareAPrepareAndItsRefusal) {
   LocalCluster cluster(kNodes, 5000, backend);
   auto client = cluster.Connect(GetMode::kRpc, PutMode::kRpc);
   ASSERT_NE(client, nullptr);
-  std::string same = "s0", other = "o0";  // same partition as "stale", and another one
-  for (int i = 1; Home(same, kNodes) != Home("stale", kNodes); ++i) same = "s" + std::to_string(i);
-  for (int i = 1; Home(other, kNodes) == Home("stale", kNodes); ++i) other = "o" + std::to_string(i);
+  const std::string same = KeyBeside("stale", true, "s", kNodes);
+  const std::string other = KeyBeside("stale", false, "o", kNodes);
   std::vector<BatchTxn> first{WriteTxn({"stale"}, "1", kNodes)};
   client->RunBatch(first, coalesce);
   ASSERT_TRUE(first[0].status.ok()) << first[0].status.ToString();
@@ -500,8 +505,7 @@ TEST_P(BatchTest, AGroupCommitFailsOnlyTheWriteSetsOfTheRefusingPartition) {
   LocalCluster cluster(kNodes, 5000, backend);
   auto client = cluster.Connect(GetMode::kRpc, PutMode::kRpc);
   ASSERT_NE(client, nullptr);
-  std::string other = "o0";
-  for (int i = 1; Home(other, kNodes) == Home("big", kNodes); ++i) other = "o" + std::to_string(i);
+  const std::string other = KeyBeside("big", false, "o", kNodes);
   std::vector<BatchTxn> batch{WriteTxn({"big"}, std::string(2 << 20, 'x'), kNodes),
                               WriteTxn({other}, "fine", kNodes)};
   client->RunBatch(batch, coalesce);
