@@ -148,7 +148,9 @@ void Worker::DecideSilence(Session& s, Command& c) {
   if (reply_on || s.reply_mode == Session::ReplyMode::kOn) return;  // ON answers whatever the mode
   // Subscription confirmations go out all the same (Redis 7.0 pushes them,
   // and the messages, past CLIENT REPLY).
-  c.silent = c.spec == nullptr || !IsSubscription(c.spec->name);
+  // (Not their errors: a refused one is silenced like any reply.)
+  c.silent = c.spec == nullptr || !IsSubscription(c.spec->name) || !CheckArity(*c.spec, c.Views()).empty() ||
+             !s.authenticated;
   if (s.reply_mode == Session::ReplyMode::kSkipNext) s.reply_mode = Session::ReplyMode::kOn;
 }
 

@@ -514,6 +514,22 @@ TEST_P(BatchTest, AGroupCommitFailsOnlyTheWriteSetsOfTheRefusingPartition) {
   std::vector<BatchTxn> read{ReadTxn({"big", other}, kNodes)};
   client->RunBatch(read, coalesce);
   EXPECT_EQ(read[0].values, (std::vector<std::optional<std::string>>{std::nullopt, "fine"}));
+
+  // Without isolation a write set on two partitions commits in round 1 too:
+  // it fails where it has a write on the refusing partition, a write set
+  // elsewhere in its group does not.
+  auto none = cluster.Connect(GetMode::kRpc, PutMode::kRpc, Isolation::kNone);
+  ASSERT_NE(none, nullptr);
+  std::string third = "t0";  // on the partition neither "big" nor `other` is on
+  for (int i = 1; Home(third, kNodes) == Home("big", kNodes) || Home(third, kNodes) == Home(other, kNodes); ++i) {
+    third = "t" + std::to_string(i);
+  }
+  BatchTxn wide = WriteTxn({"big"}, std::string(2 << 20, 'x'), kNodes);
+  wide.writes.push_back(WriteTxn({other}, "wide", kNodes).writes[0]);
+  std::vector<BatchTxn> mixed{std::move(wide), WriteTxn({third}, "alone", kNodes)};
+  none->RunBatch(mixed, coalesce);
+  EXPECT_FALSE(mixed[0].status.ok());
+  EXPECT_TRUE(mixed[1].status.ok()) << mixed[1].status.ToString();
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, BatchTest,

@@ -49,9 +49,6 @@ struct WriteUnit {
   // there, and its refusal fails exactly those (nothing of them is written;
   // the members on the other partitions are).
   bool checked = false;
-  // Committed in round 1 and every member on one partition (checked units
-  // always): each PREPARE commits or fails on its own (FailUnit).
-  bool per_partition = true;
   std::vector<wire::KeyTs> conditions;
   std::vector<uint32_t> condition_partitions;  // per condition
   uint64_t bytes = 0;       // of the ops' keys and values
@@ -92,9 +89,9 @@ void ForEachCommittedPrepare(std::span<const OutgoingRequest> prepares,
                              Fn&& fn) {
   for (size_t r = 0; r < prepares.size(); ++r) {
     const WriteUnit& unit = *unit_of[r];
-    // A per-partition unit commits partition by partition (its PREPAREs
-    // commit now): the call's own status tells.
-    const bool committed = unit.per_partition ? calls[r].status.ok() : unit.members[0]->status.ok();
+    // A unit committed in round 1 commits partition by partition: the
+    // call's own status tells.
+    const bool committed = unit.two_rounds ? unit.members[0]->status.ok() : calls[r].status.ok();
     if (committed) fn(unit, prepares[r], calls[r]);
   }
 }
@@ -118,12 +115,14 @@ struct WritePlan {
   std::unordered_map<KeyOnPartition, size_t, KeyOnPartitionHash> last_unit;
 };
 
-// A commit-now unit of single-partition members commits partition by
-// partition: a PREPARE's failure is only its members' there (the others
-// committed).
+// A unit committed in round 1 commits partition by partition: a PREPARE's
+// failure is that of the members with a write there (the others committed).
+// A two-round unit's is every member's (nothing of it commits).
 void FailUnit(const WriteUnit& unit, const Status& status, uint32_t partition) {
   for (BatchTxn* t : unit.members) {
-    if (!unit.per_partition || t->writes.front().partition == partition) Fail(*t, status, partition);
+    const bool there = std::any_of(t->writes.begin(), t->writes.end(),
+                                   [&](const PlacedWrite& w) { return w.partition == partition; });
+    if (unit.two_rounds || there) Fail(*t, status, partition);
   }
 }
 
@@ -201,7 +200,6 @@ void PlanWrite(BatchTxn& t, bool ramp, bool coalesce, WritePlan& plan) {
     unit->siblings.push_back(std::move(siblings[i]));
     unit->partitions.push_back(t.writes[i].partition);
   }
-  unit->per_partition = unit->per_partition && !two_rounds && !multi_partition;
   unit->after_ts = std::max(unit->after_ts, t.after_ts);
   unit->bytes += bytes;
   unit->members.push_back(&t);
