@@ -94,7 +94,7 @@ inline constexpr int kMaxReadRounds = 10;
 // Times a read-modify-write reads and runs again after a kv-node refused its
 // write because a key it read was written meanwhile (through another proxy
 // or client: this proxy's own writes wait for its locks).
-inline constexpr int kMaxConflicts = 16;
+inline constexpr int kMaxConflicts = 64;
 // Followers one job may take in a turn: bounds a turn's write set (each
 // follower's reply waits for the whole group).
 inline constexpr size_t kMaxFollowers = 64;
