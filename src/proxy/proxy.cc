@@ -50,7 +50,7 @@ Result<std::unique_ptr<Proxy>> Proxy::Start(const ClusterConfig& config,
   shared.inboxes.resize(n);
   shared.delivery_pending = std::make_unique<std::atomic<bool>[]>(n);
   shared.read_paths = std::make_unique<SharedState::ReadPath[]>(n);
-  if (config.proxies.size() >= 2) {
+  if (shared.several_proxies()) {
     std::vector<ProxyAddressConfig> others;
     for (const ProxyAddressConfig& p : config.proxies) {
       if (p.id != where.id) others.push_back(p);

@@ -45,6 +45,11 @@ struct KeyFilter;
 
 struct SharedState {
   SharedState(ClusterConfig c, HashRing r) : config(std::move(c)), ring(std::move(r)) {}
+
+  // The cluster file lists several proxies: other proxies' writes exist
+  // (read-modify-writes are checked, parked commands look for them, PUBLISH
+  // is forwarded).
+  bool several_proxies() const { return config.proxies.size() >= 2; }
   const ClusterConfig config;
   const HashRing ring;
   ProxyAddressConfig listen;  // this proxy's id and address (set before the workers run)

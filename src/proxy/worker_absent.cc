@@ -26,6 +26,11 @@
 
 namespace rampart::proxy {
 
+bool RefusedAsUnknownFlag(const Status& status) {
+  return status.code() == StatusCode::kInvalidArgument &&
+         status.message().find("unknown flags") != std::string_view::npos;
+}
+
 bool Worker::AbsentGuesses::Allowed() {
   if (off) return false;
   if (score > 0) return true;
@@ -79,8 +84,7 @@ bool Worker::GuessAbsent(Job& job, uint64_t now, txn::BatchTxn& txn) {
 
 bool Worker::GuessedWriteDone(Job& job, const Status& status) {
   // A kv-node older than IF_ABSENT refuses the flag: stop guessing.
-  const bool unknown_flag = status.code() == StatusCode::kInvalidArgument &&
-                            status.message().find("unknown flags") != std::string_view::npos;
+  const bool unknown_flag = RefusedAsUnknownFlag(status);
   if (unknown_flag) absent_.off = true;
   if (status.code() == StatusCode::kAlreadyExists || unknown_flag) {
     absent_.Failed();

@@ -158,7 +158,7 @@ bool Worker::FirstInLineLocked(uint64_t seq, const std::vector<uint32_t>& slots)
 }
 
 bool Worker::PollsRemoteWrites(Session& s, uint64_t now) {
-  if (shared_.config.proxies.size() < 2 || now < s.park_poll_ms) return false;
+  if (!shared_.several_proxies() || now < s.park_poll_ms) return false;
   if (s.park_poll_behind) return true;  // its slower look is due
   std::lock_guard lock(shared_.waiters_mutex);
   const bool first = std::any_of(s.park_slots.begin(), s.park_slots.end(), [&](uint32_t slot) {
@@ -207,7 +207,7 @@ int Worker::CheckParked() {
     sooner(s.park_deadline_ms);
     // (A poll time passed: it is behind an older waiter, whose pop or
     // leaving wakes it.)
-    if (shared_.config.proxies.size() >= 2 && s.park_poll_ms > now) sooner(s.park_poll_ms);
+    if (shared_.several_proxies() && s.park_poll_ms > now) sooner(s.park_poll_ms);
   }
   if (next == 0) return -1;
   return static_cast<int>(std::min<uint64_t>(next - now, 1000));

@@ -99,6 +99,9 @@ inline constexpr int kMaxConflicts = 64;
 // follower's reply waits for the whole group).
 inline constexpr size_t kMaxFollowers = 64;
 
+// A kv-node older than a PREPARE flag the worker sent refused it
+// (IF_ABSENT, IF_UNCHANGED): the worker stops sending it.
+bool RefusedAsUnknownFlag(const Status& status);
 // "-message\r\n".
 std::string ErrorReply(std::string_view message);
 // ASCII lower case (command and option names).

@@ -390,10 +390,9 @@ void Worker::PlaceWriteSet(Job& job, RoundTrip& round) {
 
 void Worker::CheckedAgainst(Job& job, txn::BatchTxn& txn) const {
   job.sent_if_unchanged = false;
-  // One proxy's lock table orders its read-modify-writes already; the check
-  // is for other proxies' writes.
-  if (shared_.config.proxies.size() < 2) return;
-  if (!job.needs_read || job.read_versions.empty() || unchanged_off_) return;  // a blind write
+  // Empty with one proxy (ApplyReads), whose lock table orders its
+  // read-modify-writes already, and for a blind write.
+  if (job.read_versions.empty() || unchanged_off_) return;
   const uint32_t partition = txn.writes.front().partition;
   auto elsewhere = [&](uint32_t p) { return p != partition; };
   if (std::any_of(txn.writes.begin(), txn.writes.end(),
@@ -420,10 +419,7 @@ bool NamesKey(const Status& status, std::string_view key) {
 
 bool Worker::ReadAgainAfterConflict(Job& job, const Status& status, RoundTrip& round) {
   if (!job.sent_if_unchanged) return false;
-  // A kv-node older than IF_UNCHANGED refuses the flag: write unchecked.
-  const bool unknown_flag = status.code() == StatusCode::kInvalidArgument &&
-                            status.message().find("unknown flags") != std::string_view::npos;
-  if (unknown_flag) {
+  if (RefusedAsUnknownFlag(status)) {  // a kv-node older than IF_UNCHANGED: write unchecked
     unchanged_off_ = true;
   } else if (status.code() != StatusCode::kFailedPrecondition) {
     return false;
@@ -496,9 +492,13 @@ void Worker::FinishJobs(std::vector<Job>& jobs) {
 
 bool Worker::ApplyReads(Job& job, txn::BatchTxn& txn, uint64_t now) {
   job.read_ts = txn.read_ts;
-  job.read_versions.resize(txn.reads.size());
-  for (size_t k = 0; k < txn.reads.size(); ++k) {
-    job.read_versions[k] = {std::string(txn.reads[k].key), txn.versions[k], txn.reads[k].partition};
+  // What its write's IF_UNCHANGED check names (CheckedAgainst): only a
+  // read-modify-write's, and only when other proxies write too.
+  job.read_versions.clear();
+  if (job.kind == Job::Kind::kWrite && shared_.several_proxies()) {
+    for (size_t k = 0; k < txn.reads.size(); ++k) {
+      job.read_versions.push_back({std::string(txn.reads[k].key), txn.versions[k], txn.reads[k].partition});
+    }
   }
   job.view.emplace(NewView(now, job.seed));
   for (size_t k = 0; k < txn.reads.size(); ++k) job.view->Seed(txn.reads[k].key, std::move(txn.values[k]));

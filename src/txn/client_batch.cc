@@ -53,7 +53,6 @@ struct WriteUnit {
   std::vector<uint32_t> condition_partitions;  // per condition
   uint64_t bytes = 0;       // of the ops' keys and values
 
-  // A conditional write set: refused as a whole, so in a unit of its own.
   uint8_t flags() const {
     return (two_rounds ? 0 : wire::kFlagCommitNow) | (if_absent ? wire::kFlagIfAbsent : 0) |
            (checked ? wire::kFlagIfUnchanged : 0);
