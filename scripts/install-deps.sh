@@ -16,6 +16,7 @@ packages=(
   nlohmann-json3-dev              # benchmark JSON
   libisal-dev                     # crc32c (crc32_iscsi), XOR parity, crc64 (DUMP payloads)
   liblzf-dev                      # LZF: RESTORE of Redis's compressed strings
+  liblua5.1-0-dev lua-cjson-dev lua-bitop-dev  # Lua 5.1, cjson, bit: the proxy's EVAL
   liburing-dev                    # storage-node io_uring engine
   libssl-dev                      # libcrypto: HMAC-SHA256 of the peers' handshake (cluster secret)
   libjemalloc-dev                 # malloc of the rampart binary (CMakeLists.txt says why)

@@ -43,6 +43,10 @@ constexpr CommandSpec kCommands[] = {
     {"discard", 1, K::kTransaction},
     {"dump", 2, K::kRead, 1, 1, 1, i::Dump},
     {"echo", 2, K::kConnection, 0, 0, 0, i::Ping},
+    {"eval", -3, K::kWrite, 0, 0, 1, nullptr, nullptr, i::EvalKeys},  // run by ScriptRunner
+    {"eval_ro", -3, K::kRead, 0, 0, 1, nullptr, nullptr, i::EvalKeys},
+    {"evalsha", -3, K::kWrite, 0, 0, 1, nullptr, nullptr, i::EvalKeys},
+    {"evalsha_ro", -3, K::kRead, 0, 0, 1, nullptr, nullptr, i::EvalKeys},
     {"exec", 1, K::kTransaction},
     {"exists", -2, K::kRead, 1, -1, 1, i::Exists},
     {"expire", -3, K::kWrite, 1, 1, 1, i::Expire},
@@ -127,6 +131,7 @@ constexpr CommandSpec kCommands[] = {
     {"sadd", -3, K::kWrite, 1, 1, 1, i::SAdd},
     {"scan", -2, K::kServer},
     {"scard", 2, K::kRead, 1, 1, 1, i::SCard},
+    {"script", -2, K::kConnection},
     {"sdiff", -2, K::kRead, 1, -1, 1, i::SCombine},
     {"sdiffstore", -3, K::kWrite, 1, -1, 1, i::SCombineStore},
     {"select", 2, K::kConnection},

@@ -218,6 +218,8 @@ std::vector<std::string_view> ReplyAlgebraKeys(Args args);
 // The keys of `numkeys key...` with numkeys at args[at] (none when it is not
 // a positive integer; at most the arguments there are).
 std::vector<std::string_view> NumKeysKeys(Args args, size_t at);
+// EVAL script numkeys key ... (EVALSHA, EVAL_RO, EVALSHA_RO).
+inline std::vector<std::string_view> EvalKeys(Args args) { return NumKeysKeys(args, 2); }
 
 // HSCAN / SSCAN / ZSCAN key cursor [MATCH pattern] [COUNT count]: opens the
 // collection with `open` (a Result<Collection-like>; its tree(s) through

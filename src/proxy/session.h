@@ -31,6 +31,11 @@ struct Command {
   // looks at it (Worker::DecideSilence), in the session's order.
   bool silence_decided = false;
   bool silent = false;
+  // EVAL and friends: keys the script called commands on beyond its KEYS in
+  // an earlier run, read and locked with them when it runs again
+  // (Worker::RunAgainWithKeys), and how often it was taken again so.
+  std::vector<std::string> script_keys;
+  int script_reruns = 0;
 
   // Views of args, for the Apply functions. Valid while the Command lives.
   std::vector<std::string_view> Views() const { return {args.begin(), args.end()}; }

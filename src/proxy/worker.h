@@ -36,6 +36,7 @@
 #include "proxy/page_cache.h"
 #include "proxy/peer_publish.h"
 #include "proxy/resp.h"
+#include "proxy/script.h"
 #include "proxy/session.h"
 #include "txn/client.h"
 
@@ -79,6 +80,8 @@ struct SharedState {
   // Read-modify-write writes a kv-node refused because a key they read had
   // changed since (IF_UNCHANGED: another proxy's or client's write).
   std::atomic<uint64_t> write_conflicts{0};
+  // Scripts taken again with keys they did not declare (Worker::RunAgainWithKeys).
+  std::atomic<uint64_t> script_reruns{0};
 
   // Blocking commands: sessions parked on all workers, and each worker's
   // eventfd, poked after a write when any session is parked (set before
@@ -181,6 +184,12 @@ struct SharedState {
   // (worker_config.cc), shared by the workers.
   mutable std::mutex config_mutex;
   std::map<std::string, std::string, std::less<>> config_set;
+
+  // Lua scripts (script.h): the bodies EVAL and SCRIPT LOAD cached, shared by
+  // the workers, and the time limit of one run of a script in ms (0: none;
+  // CONFIG SET busy-reply-threshold or lua-time-limit, Redis's two names of it).
+  ScriptCache scripts;
+  std::atomic<uint64_t> script_time_limit_ms{5000};
 };
 
 class Worker {
@@ -305,6 +314,11 @@ class Worker {
   // Blocking commands (worker_block.cc).
   // Parks the job's session with its command back at the front of its queue.
   void Park(Job& job);
+  // A kRunAgain job: its command goes back to the front of its session's
+  // queue with the keys its script did not declare (Command::script_keys),
+  // or, past kMaxScriptReruns or with a key too long, is answered with an
+  // error (the job becomes kDone).
+  void RunAgainWithKeys(Job& job);
   // Answers parked sessions whose time is up, and makes runnable those whose
   // keys were written. Returns the milliseconds until the next deadline
   // (-1: none).
@@ -437,6 +451,8 @@ class Worker {
   // worker_config.cc.
   void ConfigCommand(const Command& c, resp::Writer& out);
   void FunctionCommand(const Command& c, resp::Writer& out);
+  // SCRIPT LOAD / EXISTS / FLUSH / KILL / HELP (worker_config.cc).
+  void ScriptCommand(const Command& c, resp::Writer& out);
   void ConfigSet(const Command& c, resp::Writer& out);
   std::vector<std::pair<std::string, std::string>> ConfigValues() const;
   std::string Info(std::string_view section, std::optional<uint64_t> keys,
@@ -463,6 +479,8 @@ class Worker {
   // value's pages from an earlier one's by the id).
   uint64_t next_seed_ = (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
   AbsentGuesses absent_;
+  // This worker's Lua interpreter: EVAL and friends run in it (ApplyTo).
+  ScriptRunner scripts_{shared_.scripts, shared_.script_time_limit_ms};
   // A kv-node refused IF_UNCHANGED as an unknown flag (older than it): this
   // worker writes read-modify-writes unchecked from then on.
   bool unchanged_off_ = false;

@@ -62,7 +62,7 @@ bool Worker::GuessAbsent(Job& job, uint64_t now, txn::BatchTxn& txn) {
     auto it = entries.find(k);
     return it != entries.end() && it->second.dirty && it->second.stored.has_value();
   });
-  if (!wrote_every_key || !view.missing().empty() || view.blocked()) {
+  if (!wrote_every_key || !view.missing().empty() || view.blocked() || !job.undeclared.empty()) {
     job.reply.clear();
     return false;
   }

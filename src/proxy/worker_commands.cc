@@ -113,6 +113,7 @@ void Worker::ConnectionCommand(Session& s, const Command& c, std::string& reply)
   if (name == "command") return CommandCommand(c, out);
   if (name == "config") return ConfigCommand(c, out);
   if (name == "function") return FunctionCommand(c, out);
+  if (name == "script") return ScriptCommand(c, out);
   out.Error(StrCat("ERR rampart: ", name, " is not handled"));
 }
 
@@ -330,6 +331,7 @@ std::string Worker::Info(std::string_view section, std::optional<uint64_t> keys,
         "\r\nrampart_absent_writes:", shared_.absent_writes.load(),
         "\r\nrampart_absent_refused:", shared_.absent_refused.load(),
         "\r\nrampart_write_conflicts:", shared_.write_conflicts.load(),
+        "\r\nrampart_script_reruns:", shared_.script_reruns.load(),
         "\r\nrampart_extra_read_rounds:", shared_.read_rounds.load(),
         "\r\nrampart_failovers:", shared_.failovers.load(),
         "\r\nrampart_one_sided_reads:", slot_reads,
@@ -355,7 +357,8 @@ std::string Worker::Info(std::string_view section, std::optional<uint64_t> keys,
                      store->reserved_bytes, "\r\nrampart_versions:", store->versions, "\r\n");
     }
     text += StrCat("maxmemory:", limit, "\r\nmaxmemory_human:", FormatSize(limit),
-                   "\r\nmaxmemory_policy:noeviction\r\n\r\n");
+                   "\r\nmaxmemory_policy:noeviction\r\nnumber_of_cached_scripts:", shared_.scripts.size(),
+                   "\r\n\r\n");
   }
   if (want("replication")) text += "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n\r\n";
   if (want("keyspace")) {

@@ -6,6 +6,7 @@
 // (docs/proxy.md lists them). Parameters that rampart takes from the cluster
 // file (port, bind, maxclients, maxmemory, requirepass, ...) are refused, as
 // is a parameter Redis does not know.
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -56,6 +57,10 @@ const std::map<std::string, std::string, std::less<>>& TuningDefaults() {
   };
   return *defaults;
 }
+
+// Redis's two names of one setting: how long a script may run (ms) before
+// it is stopped (script.h).
+bool IsScriptTimeLimit(std::string_view name) { return name == "busy-reply-threshold" || name == "lua-time-limit"; }
 
 }  // namespace
 
@@ -115,6 +120,10 @@ void Worker::ConfigSet(const Command& c, resp::Writer& out) {
   }
   for (size_t n = 2; n < a.size(); n += 2) {
     const std::string name = Lower(a[n]);
+    if (IsScriptTimeLimit(name) && !ParseInt64(a[n + 1]).ok()) {
+      return out.Error(StrCat("ERR CONFIG SET failed (possibly related to argument '", name,
+                              "') - argument couldn't be parsed into an integer"));
+    }
     if (TuningDefaults().contains(name)) continue;
     bool known = false;
     for (const auto& p : ConfigValues()) known = known || p.first == name;
@@ -126,12 +135,21 @@ void Worker::ConfigSet(const Command& c, resp::Writer& out) {
     return out.Error(StrCat("ERR Unknown option or number of arguments for CONFIG SET - '", a[n], "'"));
   }
   std::lock_guard<std::mutex> lock(shared_.config_mutex);
-  for (size_t n = 2; n < a.size(); n += 2) shared_.config_set[Lower(a[n])] = a[n + 1];
+  for (size_t n = 2; n < a.size(); n += 2) {
+    const std::string name = Lower(a[n]);
+    if (!IsScriptTimeLimit(name)) {
+      shared_.config_set[name] = a[n + 1];
+      continue;
+    }
+    const int64_t ms = std::max<int64_t>(*ParseInt64(a[n + 1]), 0);  // Redis: <= 0 is no limit
+    shared_.config_set["busy-reply-threshold"] = shared_.config_set["lua-time-limit"] = std::to_string(ms);
+    shared_.script_time_limit_ms.store(static_cast<uint64_t>(ms));
+  }
   out.Simple("OK");
 }
 
 
-// FUNCTION: rampart runs no scripts, so no library can exist. FLUSH and LIST
+// FUNCTION: rampart runs EVAL's scripts but not functions, so no library can exist. FLUSH and LIST
 // answer as on a server without libraries (clients and test harnesses send
 // FUNCTION FLUSH to start clean); LOAD and RESTORE are refused.
 void Worker::FunctionCommand(const Command& c, resp::Writer& out) {
@@ -147,10 +165,64 @@ void Worker::FunctionCommand(const Command& c, resp::Writer& out) {
   if (sub == "kill") return out.Error("NOTBUSY No scripts in execution right now.");
   if (sub == "delete" && a.size() == 3) return out.Error("ERR Library not found");
   if (sub == "load" || sub == "restore") {
-    return out.Error("ERR rampart: functions and scripts are not supported");
+    return out.Error("ERR rampart: functions are not supported (EVAL and EVALSHA are)");
   }
   out.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", a[1],
                    "'. Try FUNCTION HELP."));
+}
+
+// SCRIPT: the cache of EVAL's scripts (SharedState::scripts). A script runs
+// within one turn of its worker, so SCRIPT KILL never finds one running (a
+// run past busy-reply-threshold stops by itself: script.h).
+void Worker::ScriptCommand(const Command& c, resp::Writer& out) {
+  const auto& a = c.args;
+  const std::string sub = Lower(a[1]);
+  auto arity = [&](bool ok) {
+    if (!ok) out.Error(StrCat("ERR wrong number of arguments for 'script|", sub, "' command"));
+    return ok;
+  };
+  if (sub == "load") {
+    if (arity(a.size() == 3)) scripts_.Load(a[2], out);
+  } else if (sub == "exists") {
+    if (!arity(a.size() >= 3)) return;
+    out.Array(a.size() - 2);
+    for (size_t n = 2; n < a.size(); ++n) out.Integer(shared_.scripts.Find(a[n]).has_value() ? 1 : 0);
+  } else if (sub == "flush") {
+    if (a.size() > 3 || (a.size() == 3 && Lower(a[2]) != "async" && Lower(a[2]) != "sync")) {
+      return out.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+    }
+    shared_.scripts.Clear();
+    out.Simple("OK");
+  } else if (sub == "kill") {
+    if (arity(a.size() == 2)) out.Error("NOTBUSY No scripts in execution right now.");
+  } else if (sub == "help") {
+    if (!arity(a.size() == 2)) return;
+    static constexpr std::string_view kHelp[] = {
+        "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "DEBUG (YES|SYNC|NO)",
+        "    Set the debug mode for subsequent scripts executed.",
+        "EXISTS <sha1> [<sha1> ...]",
+        "    Return information about the existence of the scripts in the script cache.",
+        "FLUSH [ASYNC|SYNC]",
+        "    Flush the Lua scripts cache. Very dangerous on replicas.",
+        "    When called without the optional mode argument, the behavior is determined by the",
+        "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+        "    * ASYNC: Asynchronously flush the scripts cache.",
+        "    * SYNC: Synchronously flush the scripts cache.",
+        "KILL",
+        "    Kill the currently executing Lua script.",
+        "LOAD <script>",
+        "    Load a script into the scripts cache without executing it.",
+        "HELP",
+        "    Prints this help.",
+    };
+    out.Array(std::size(kHelp));
+    for (std::string_view line : kHelp) out.Simple(line);
+  } else if (sub == "debug") {
+    out.Error("ERR rampart: SCRIPT DEBUG (the Lua debugger) is not supported");
+  } else {
+    out.Error(StrCat("ERR unknown subcommand '", a[1], "'. Try SCRIPT HELP."));
+  }
 }
 
 }  // namespace rampart::proxy

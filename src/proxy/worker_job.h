@@ -18,9 +18,11 @@ namespace rampart::proxy {
 
 struct Worker::Job {
   Session* session = nullptr;
-  enum class Kind { kDone, kRead, kWrite, kServer, kParked };
+  enum class Kind { kDone, kRead, kWrite, kServer, kParked, kRunAgain };
   // kDone: `reply` is the answer already; kParked: a blocking command found
-  // nothing to pop and waits (Session::parked) — no reply.
+  // nothing to pop and waits (Session::parked) — no reply; kRunAgain: a
+  // script called a command on a key it did not declare: the command goes
+  // back to its session, to run again with that key too — no reply.
   Kind kind = Kind::kDone;
   std::vector<Command> commands;
   bool multi = false;  // an EXEC: the replies form an array
@@ -72,6 +74,9 @@ struct Worker::Job {
   // Their `locks` are empty (this job holds them) and they have no
   // followers of their own.
   std::vector<Job> followers;
+  // Keys its script's last run called a command on without declaring them
+  // (ScriptRunner::undeclared): the job becomes kRunAgain.
+  std::vector<std::string> undeclared;
 
   // Whether another read-modify-write may follow this one (see followers):
   // one command, no WATCH, nothing that may block.
@@ -98,6 +103,9 @@ inline constexpr int kMaxConflicts = 64;
 // Followers one job may take in a turn: bounds a turn's write set (each
 // follower's reply waits for the whole group).
 inline constexpr size_t kMaxFollowers = 64;
+// Times a script is taken again for keys it did not declare before it is
+// answered with an error instead (each time adds the keys its run found).
+inline constexpr int kMaxScriptReruns = 8;
 
 // A kv-node older than a PREPARE flag the worker sent refused it
 // (IF_ABSENT, IF_UNCHANGED): the worker stops sending it.

@@ -45,7 +45,7 @@ std::string ErrorReply(std::string_view message) {
 
 bool Worker::Job::Joinable() const {
   if (multi || watch || !watch_check.empty() || commands.size() != 1) return false;
-  return !IsBlocking(*commands[0].spec);
+  return !IsBlocking(*commands[0].spec) && !ScriptRunner::IsEval(commands[0].spec->name);
 }
 
 std::vector<Worker::Job> Worker::TakeJobs() {
@@ -334,6 +334,7 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
   for (const Command& cmd : j.commands) {
     const auto v = cmd.Views();
     for (std::string_view k : KeysOf(*cmd.spec, v)) j.keys.push_back(k);
+    for (const std::string& k : cmd.script_keys) j.keys.push_back(k);
     if (cmd.spec->kind == CommandKind::kRead) {
       reads = true;
     } else if (cmd.spec->kind == CommandKind::kWrite) {
@@ -408,8 +409,11 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
   state.watched = state.watched || j.watch;
   s.queue.pop_front();  // the command, or EXEC
   j.taken = next_taken_++;
+  // A script may go back to the session to run again (Job::kRunAgain): what
+  // the session sent after it waits for the next turn, to be answered after it.
+  const bool script = !multi && ScriptRunner::IsEval(j.commands[0].spec->name);
   jobs.push_back(std::move(j));
-  return true;
+  return !script;
 }
 
 Worker::Job* Worker::ReadLeaderFor(const Job& j, std::vector<Job>& jobs) {

@@ -23,7 +23,7 @@ void Worker::Turn() {
   answers.reserve(jobs.size());
   bool followers = false;
   for (Job& j : jobs) {
-    if (j.kind == Job::Kind::kParked) continue;  // RunJobs parked it
+    if (j.kind == Job::Kind::kParked || j.kind == Job::Kind::kRunAgain) continue;  // back in its session
     if (!j.session->parked) {
       // A blocking command of the session that is done. Not when a later
       // command of the same session (a BLPOP behind a pipelined PING) parked
@@ -186,10 +186,17 @@ DataView Worker::NewView(uint64_t now, uint64_t seed) const {
 // Runs the commands of `job` (one of a group) on `view`, into job.reply.
 void Worker::ApplyTo(Job& job, DataView& view) {
   job.reply.clear();
+  job.undeclared.clear();
   resp::Writer out(&job.reply);
   out.SetProtocol(job.session->protocol);
   if (job.multi) out.Array(job.commands.size());
   for (const Command& c : job.commands) {
+    if (ScriptRunner::IsEval(c.spec->name)) {
+      scripts_.Eval(c.Views(), view, out, c.script_keys);
+      // Inside MULTI the block's reply already says which key (no second run).
+      if (!job.multi && view.missing().empty()) job.undeclared = scripts_.undeclared();
+      continue;
+    }
     if (c.spec->apply == nullptr) {  // CONFIG, TIME, CLIENT … queued in MULTI
       ConnectionCommand(*job.session, c, job.reply);
       continue;
@@ -473,6 +480,7 @@ void Worker::FinishJobs(std::vector<Job>& jobs) {
   bool wrote = false, unlocked = false;
   for (Job& j : jobs) {
     if (j.kind == Job::Kind::kParked) Park(j);  // before the unlock: no write slips by unseen
+    if (j.kind == Job::Kind::kRunAgain) RunAgainWithKeys(j);
     if (!j.locks.empty()) {
       if (j.kind == Job::Kind::kWrite) {
         shared_.locks.BumpEpochs(j.locks);
@@ -488,6 +496,30 @@ void Worker::FinishJobs(std::vector<Job>& jobs) {
   } else if (unlocked) {
     WakeLockWaiters();
   }
+}
+
+void Worker::RunAgainWithKeys(Job& job) {
+  Command& c = job.commands[0];
+  for (std::string& k : job.undeclared) {
+    if (k.size() > MaxUserKeyBytes()) {
+      job.reply = ErrorReply(StrCat("ERR rampart: the script called a command on a key of ", k.size(),
+                                    " bytes; keys are at most ", MaxUserKeyBytes(), " bytes"));
+      job.kind = Job::Kind::kDone;
+      return;
+    }
+    if (std::find(c.script_keys.begin(), c.script_keys.end(), k) == c.script_keys.end()) {
+      c.script_keys.push_back(std::move(k));
+    }
+  }
+  if (++c.script_reruns > kMaxScriptReruns) {
+    job.reply = ErrorReply(StrCat("ERR rampart: the script kept calling commands on keys it did not "
+                                  "declare in KEYS (", c.script_keys.size(), " keys, ", kMaxScriptReruns,
+                                  " runs); declare them"));
+    job.kind = Job::Kind::kDone;
+    return;
+  }
+  ++shared_.script_reruns;
+  job.session->queue.push_front(std::move(c));
 }
 
 bool Worker::ApplyReads(Job& job, txn::BatchTxn& txn, uint64_t now) {
@@ -517,6 +549,10 @@ bool Worker::ApplyReads(Job& job, txn::BatchTxn& txn, uint64_t now) {
   }
   if (job.watch) RecordWatched(job, txn);
   ApplyCommands(job);
+  if (!job.undeclared.empty()) {
+    job.kind = Job::Kind::kRunAgain;
+    return true;
+  }
   const std::vector<std::string>& missing = job.view->missing();
   if (missing.empty()) return true;
   if (++job.read_rounds >= kMaxReadRounds) {

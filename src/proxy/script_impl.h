@@ -1,0 +1,102 @@
+// Private to script.cc (running a script, the reply conversions) and
+// script_lua.cc (the Lua state: its sandbox and the `redis` library): the
+// runner's state.
+#pragma once
+
+extern "C" {
+#include <lua.h>
+}
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "proxy/script.h"
+
+namespace rampart::proxy {
+
+struct ScriptRunner::Impl {
+  Impl(ScriptCache& c, const std::atomic<uint64_t>& limit_ms);
+  ~Impl();
+
+  ScriptCache& cache;
+  const std::atomic<uint64_t>& time_limit_ms;
+  lua_State* lua = nullptr;
+  size_t lua_bytes = 0;  // allocated by `lua` (its allocator refuses past kMaxLuaBytes)
+
+  // Scripts compiled in `lua`, by SHA1: the function's registry reference
+  // and the shebang's no-writes flag. Dropped when the cache's generation
+  // moves (SCRIPT FLUSH).
+  struct Compiled {
+    int ref = 0;
+    bool shebang = false;  // its first line is "#!lua ..."
+    bool no_writes = false;
+  };
+  std::unordered_map<std::string, Compiled> compiled;
+  uint64_t cache_generation = 0;
+
+  // The run in progress (valid while Eval runs the script).
+  struct Run {
+    DataView* data = nullptr;
+    std::string_view sha;
+    bool read_only = false;
+    std::vector<std::string_view> keys;  // KEYS
+    // Keys a redis.call named beyond KEYS (the run stops at the first).
+    std::vector<std::string> undeclared;
+    // The run cannot finish on this view (data missing, a key undeclared):
+    // every redis.call and every protected call raises from then on.
+    bool stopped = false;
+    bool timed_out = false;  // past the time limit: raises likewise
+    uint64_t deadline_ms = 0;  // 0: no limit
+    uint64_t limit_ms = 0;
+  };
+  Run run;
+  uint64_t rand48 = 0;  // math.random's state (Redis's rand48)
+
+  // script_lua.cc: creates `lua` with the libraries, the `redis` table and
+  // the read-only globals.
+  void OpenState();
+  // Compiles `body` (chunk name "@user_script"; a shebang line is read for
+  // its flags and compiled as a comment): its entry, or the error reply's
+  // text ("ERR Error compiling script (new function): ...").
+  Result<Compiled> Compile(std::string_view body);
+  // script.cc: the compiled script of `sha` (compiled from `body` unless this
+  // runner has it since the last SCRIPT FLUSH), or the compile error.
+  Result<Compiled> CompiledFor(const std::string& sha, std::string_view body);
+  // Sets the globals KEYS and ARGV of the next run.
+  void SetKeysAndArgv(Args keys, Args argv);
+  // Turns the time-limit hook on (deadline_ms > 0) or off.
+  void SetHook(bool on);
+
+  // redis.call's buffers, reused: the arguments, a refusal ("-ERR ...") or
+  // the command's reply (RESP2).
+  struct CallBuffers {
+    std::vector<std::string> argv;
+    std::vector<std::string_view> args;
+    std::string refusal;
+    std::string reply;
+  };
+  CallBuffers call;
+
+  // script.cc: redis.call (raise) and redis.pcall (!raise).
+  int RedisCommand(lua_State* L, bool raise);
+  void PrepareCall(lua_State* L);
+  // Pushes the reply `resp` (RESP2, one reply) as Lua values: see script.cc.
+  void PushReply(lua_State* L, std::string_view& resp, int depth);
+};
+
+// script.cc
+// The Impl of the running script (the registry's "rampart.script" entry).
+ScriptRunner::Impl& ImplOf(lua_State* L);
+// Pushes Redis's error table {err = ...} for `message`: a leading '-' is
+// dropped and a message without an error code gets "ERR " (Redis's
+// luaPushErrorBuff rules).
+void PushErrorTable(lua_State* L, std::string_view message);
+// Raises the error that stops a run that cannot finish (Run::stopped).
+[[noreturn]] void RaiseStopped(lua_State* L);
+// Maximum bytes the Lua state of one worker may allocate.
+inline constexpr size_t kMaxLuaBytes = size_t{512} << 20;
+
+}  // namespace rampart::proxy
