@@ -6,7 +6,7 @@
 #   bench/redis_tests.sh --help
 #
 # UNIT is a path under tests/unit without .tcl (type/list, keyspace, ...), or
-# with the unit/ prefix. Default units:
+# with the unit/ prefix; scripting-eval is scripting's EVAL half (below). Default units:
 #   type/string type/incr type/list type/set type/hash type/zset sort keyspace expire multi dump
 #   bitops bitfield hyperloglog
 #
@@ -289,6 +289,13 @@ PY
 }
 
 # ---- (b) run the units -------------------------------------------------------
+# scripting-eval: unit/scripting.tcl runs every test twice, as a FUNCTION and as
+# an EVAL (`foreach is_eval {0 1}`); this derived unit is its EVAL half alone,
+# for a server that serves EVAL but not functions (rampart).
+if [ -f "$SUITE/tests/unit/scripting.tcl" ]; then
+  sed 's/^foreach is_eval {0 1} {/foreach is_eval {1} {/' "$SUITE/tests/unit/scripting.tcl" \
+    >"$SUITE/tests/unit/scripting-eval.tcl"
+fi
 mkdir -p "$OUT"
 rm -f "$OUT"/*.log "$OUT"/*.meta "$OUT"/*.json "$OUT"/summary.txt
 for u in $UNITS; do

@@ -110,6 +110,16 @@ int64_t LengthOf(std::string_view digits) {
 
 constexpr int kMaxReplyDepth = 200;
 
+// Pushes t[name] of the table on top without metamethods (a script's table
+// may have an __index that raises, and no Lua error may escape the run: Lua
+// would abort the process). The names are pinned in the registry
+// (Impl::OpenState), so pushing one allocates nothing either.
+void RawField(lua_State* L, int table, const char* name) {
+  const int t = table < 0 ? lua_gettop(L) + table + 1 : table;
+  lua_pushstring(L, name);
+  lua_rawget(L, t);
+}
+
 // Writes the Lua value at the top of the stack as a reply (Redis's
 // luaReplyToRedisReply): see Eval's comment. Pops nothing.
 void WriteLuaValue(lua_State* L, resp::Writer& out, int depth) {
@@ -136,7 +146,7 @@ void WriteLuaValue(lua_State* L, resp::Writer& out, int depth) {
   }
   // Each level holds a few stack slots (Lua guarantees a C function only 20).
   if (depth >= kMaxReplyDepth || !lua_checkstack(L, 4)) return out.Error("ERR reached lua stack limit");
-  lua_getfield(L, -1, "err");
+  RawField(L, -1, "err");
   if (lua_type(L, -1) == LUA_TSTRING) {
     size_t len = 0;
     const char* s = lua_tolstring(L, -1, &len);
@@ -145,7 +155,7 @@ void WriteLuaValue(lua_State* L, resp::Writer& out, int depth) {
     return out.Error(err);
   }
   lua_pop(L, 1);
-  lua_getfield(L, -1, "ok");
+  RawField(L, -1, "ok");
   if (lua_type(L, -1) == LUA_TSTRING) {
     size_t len = 0;
     const char* s = lua_tolstring(L, -1, &len);
@@ -177,15 +187,15 @@ void WriteScriptError(lua_State* L, std::string_view sha, resp::Writer& out) {
   std::string message = "ERR rampart: the script raised an error without an 'err' field";
   if (lua_type(L, -1) == LUA_TSTRING) message = StrCat("ERR ", lua_tostring(L, -1));
   if (lua_type(L, -1) != LUA_TTABLE) return out.Error(message);
-  lua_getfield(L, -1, "err");
+  RawField(L, -1, "err");
   if (lua_type(L, -1) == LUA_TSTRING) {
     size_t len = 0;
     const char* s = lua_tolstring(L, -1, &len);
     message.assign(s, len);
   }
   lua_pop(L, 1);
-  lua_getfield(L, -1, "source");
-  lua_getfield(L, -2, "line");
+  RawField(L, -1, "source");
+  RawField(L, -2, "line");
   if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TNUMBER) {
     message += StrCat(" script: ", sha, ", on ", lua_tostring(L, -2), ":",
                       static_cast<int64_t>(lua_tonumber(L, -1)), ".");
@@ -465,9 +475,12 @@ void ScriptRunner::Eval(Args args, DataView& data, resp::Writer& out, std::span<
   run.limit_ms = impl.time_limit_ms.load(std::memory_order_relaxed);
   run.deadline_ms = run.limit_ms > 0 ? SteadyMs() + run.limit_ms : 0;
   impl.rand48 = data.Random() & ((uint64_t{1} << 48) - 1);  // the same in every run of the job
-  impl.SetKeysAndArgv(args.subspan(3, n), args.subspan(3 + n));
-
   lua_State* L = impl.lua;
+  if (!impl.SetKeysAndArgv(args.subspan(3, n), args.subspan(3 + n))) {
+    lua_settop(L, 0);
+    return out.Error("ERR rampart: no memory left for the script's KEYS and ARGV");
+  }
+
   lua_getfield(L, LUA_REGISTRYINDEX, "rampart.error_handler");
   lua_rawgeti(L, LUA_REGISTRYINDEX, compiled->ref);
   impl.SetHook(run.deadline_ms > 0);

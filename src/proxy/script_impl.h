@@ -65,8 +65,9 @@ struct ScriptRunner::Impl {
   // script.cc: the compiled script of `sha` (compiled from `body` unless this
   // runner has it since the last SCRIPT FLUSH), or the compile error.
   Result<Compiled> CompiledFor(const std::string& sha, std::string_view body);
-  // Sets the globals KEYS and ARGV of the next run.
-  void SetKeysAndArgv(Args keys, Args argv);
+  // Sets the globals KEYS and ARGV of the next run; false when Lua ran out
+  // of memory doing so (a protected call: nothing raised).
+  bool SetKeysAndArgv(Args keys, Args argv);
   // Turns the time-limit hook on (deadline_ms > 0) or off.
   void SetHook(bool on);
 

@@ -16,7 +16,9 @@
 #include <cstring>
 
 #include <chrono>
+#include <cstdint>
 #include <new>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
@@ -89,20 +91,8 @@ int GlobalIndex(lua_State* L) {
   return lua_error(L);
 }
 
-// Pushes a read-only proxy of the table at `index` (absolute) and records it
-// in the registry's set of read-only tables. `strict`: reading a missing
-// field raises (the globals).
-void PushReadonly(lua_State* L, int index, bool strict) {
-  lua_newtable(L);  // the proxy
-  lua_newtable(L);  // its metatable
-  lua_pushvalue(L, index);
-  if (strict) lua_pushcclosure(L, GlobalIndex, 1);
-  lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, ReadonlyNewIndex);
-  lua_setfield(L, -2, "__newindex");
-  lua_pushboolean(L, 0);
-  lua_setfield(L, -2, "__metatable");
-  lua_setmetatable(L, -2);
+// Records the table on top in the registry's set of read-only tables.
+void MarkReadonly(lua_State* L) {
   lua_getfield(L, LUA_REGISTRYINDEX, "rampart.readonly");
   lua_pushvalue(L, -2);
   lua_pushboolean(L, 1);
@@ -110,17 +100,86 @@ void PushReadonly(lua_State* L, int index, bool strict) {
   lua_pop(L, 1);
 }
 
+// __index of a library's proxy: upvalue 1 is the library.
+int LibraryIndex(lua_State* L) {
+  lua_pushvalue(L, 2);
+  lua_rawget(L, lua_upvalueindex(1));
+  return 1;
+}
+
+// Pushes a read-only proxy of the table at `index` (absolute) and records it
+// in the registry's set of read-only tables. `strict`: reading a missing
+// field raises (the globals). getmetatable() of it gives a read-only proxy
+// of its metatable (so `getmetatable(_G).__index = t` fails as in Redis).
+void PushReadonly(lua_State* L, int index, bool strict) {
+  lua_newtable(L);  // the proxy
+  lua_newtable(L);  // its metatable
+  const int mt = lua_gettop(L);
+  lua_pushvalue(L, index);  // reached only through a closure: never handed out
+  lua_pushcclosure(L, strict ? GlobalIndex : LibraryIndex, 1);
+  lua_setfield(L, mt, "__index");
+  lua_pushcfunction(L, ReadonlyNewIndex);
+  lua_setfield(L, mt, "__newindex");
+  lua_newtable(L);  // what getmetatable() shows: a proxy of `mt`
+  lua_newtable(L);
+  lua_pushvalue(L, mt);
+  lua_pushcclosure(L, LibraryIndex, 1);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, ReadonlyNewIndex);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, -2);
+  MarkReadonly(L);
+  lua_setfield(L, mt, "__metatable");
+  lua_setmetatable(L, -2);
+  MarkReadonly(L);
+}
+
+bool IsReadonly(lua_State* L, int index) {
+  lua_getfield(L, LUA_REGISTRYINDEX, "rampart.readonly");
+  lua_pushvalue(L, index);
+  lua_rawget(L, -2);
+  const bool readonly = lua_toboolean(L, -1);
+  lua_pop(L, 2);
+  return readonly;
+}
+
+// setmetatable, refused on the read-only proxies with Redis's text.
+// Upvalue 1 is Lua's own.
+int ProtectedSetmetatable(lua_State* L) {
+  if (lua_istable(L, 1) && IsReadonly(L, 1)) return RaiseAt(L, 1, "Attempt to modify a readonly table");
+  const int argc = lua_gettop(L);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, argc, 1);
+  return 1;
+}
+
+// loadstring of text only: a binary chunk (string.dump's output) can be
+// crafted to crash Lua 5.1, so it loads nothing (nil and a message), as in
+// Redis. Upvalue 1 is Lua's own.
+int TextLoadstring(lua_State* L) {
+  size_t len = 0;
+  const char* chunk = luaL_checklstring(L, 1, &len);
+  if (len > 0 && chunk[0] == LUA_SIGNATURE[0]) {
+    lua_pushnil(L);
+    lua_pushliteral(L, "rampart: binary chunks are not loaded");
+    return 2;
+  }
+  const int argc = lua_gettop(L);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, argc, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
 // rawset, refused on the read-only proxies.
 int ProtectedRawset(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checkany(L, 2);
   luaL_checkany(L, 3);
-  lua_getfield(L, LUA_REGISTRYINDEX, "rampart.readonly");
-  lua_pushvalue(L, 1);
-  lua_rawget(L, -2);
-  const bool readonly = lua_toboolean(L, -1);
-  lua_pop(L, 2);
-  if (readonly) {
+  if (IsReadonly(L, 1)) {
     lua_pushliteral(L, "Attempt to modify a readonly table");
     return lua_error(L);
   }
@@ -223,6 +282,91 @@ int MathRandomseed(lua_State* L) {
   const auto seed = static_cast<uint32_t>(luaL_checkint(L, 1));
   ImplOf(L).rand48 = (uint64_t{seed} << 16) | 0x330E;
   return 0;
+}
+
+// unpack(t [, i [, j]]): Lua 5.1.5's own overflows its count for ranges
+// such as (-2, 2147483647) and crashes; Redis's bundled Lua has this check.
+int SafeUnpack(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  int i = luaL_optint(L, 2, 1);
+  const int e = luaL_opt(L, luaL_checkint, 3, static_cast<int>(lua_objlen(L, 1)));
+  if (i > e) return 0;
+  const unsigned n = static_cast<unsigned>(e) - static_cast<unsigned>(i);
+  if (n >= static_cast<unsigned>(INT32_MAX) || !lua_checkstack(L, static_cast<int>(n + 1))) {
+    return luaL_error(L, "too many results to unpack");
+  }
+  lua_rawgeti(L, 1, i);
+  while (i++ < e) lua_rawgeti(L, 1, i);
+  return static_cast<int>(n + 1);
+}
+
+// cjson.encode's buffer counts in int and grows by six times a string's
+// length: past 2 GiB it overflows (Redis's CVE-2022-24834). Its output is
+// bounded here before encoding: this is an upper bound of the bytes the
+// value at `index` encodes to, walked without metamethods, stopping once past
+// `budget`; nullopt when nested deeper than cjson encodes (it then raises).
+constexpr size_t kMaxEncodeBytes = size_t{256} << 20;
+constexpr int kMaxEncodeDepth = 1000;
+
+std::optional<size_t> EncodeBound(lua_State* L, int index, int depth, size_t budget) {
+  switch (lua_type(L, index)) {
+    case LUA_TSTRING:
+      return lua_objlen(L, index) * 6 + 2;
+    case LUA_TTABLE:
+      break;
+    default:
+      return size_t{32};  // numbers, booleans, null, and what cjson refuses
+  }
+  if (depth > kMaxEncodeDepth || !lua_checkstack(L, 3)) return std::nullopt;
+  const int t = index < 0 ? lua_gettop(L) + index + 1 : index;
+  size_t total = 2;
+  lua_pushnil(L);
+  while (total <= budget && lua_next(L, t) != 0) {
+    const auto key = EncodeBound(L, -2, depth + 1, budget);
+    const auto value = key ? EncodeBound(L, -1, depth + 1, budget) : std::nullopt;
+    lua_pop(L, 1);
+    if (!value) {
+      lua_pop(L, 1);
+      return std::nullopt;
+    }
+    total += *key + *value + 2;
+  }
+  if (total > budget) lua_pop(L, 1);  // the key lua_next left
+  return total;
+}
+
+// cjson.encode: upvalue 1 is lua-cjson's.
+int GuardedEncode(lua_State* L) {
+  luaL_checkany(L, 1);
+  const auto bound = EncodeBound(L, 1, 0, kMaxEncodeBytes);
+  if (bound && *bound > kMaxEncodeBytes) {
+    return luaL_error(L, "rampart: cjson.encode's output could exceed %d MiB", static_cast<int>(kMaxEncodeBytes >> 20));
+  }
+  lua_settop(L, 1);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+// bit.tohex(x, n): lua-bitop negates n, and -2^31 (any n that is that
+// mod 2^32) stays negative and overflows its buffer; Redis's copy clamps it.
+// n as lua-bitop reads it (rounded, mod 2^32), clamped; upvalue 1 is lua-bitop's.
+int GuardedToHex(lua_State* L) {
+  if (lua_gettop(L) >= 2 && lua_type(L, 2) == LUA_TNUMBER) {
+    const double shifted = lua_tonumber(L, 2) + 6755399441055744.0;  // 2^52 + 2^51: lua-bitop's rounding
+    uint64_t bits = 0;
+    std::memcpy(&bits, &shifted, sizeof bits);
+    auto n = static_cast<int32_t>(static_cast<uint32_t>(bits));
+    if (n == INT32_MIN) n = INT32_MIN + 1;
+    lua_pushnumber(L, n);
+    lua_replace(L, 2);
+  }
+  const int argc = lua_gettop(L);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, argc, 1);
+  return 1;
 }
 
 int RedisCall(lua_State* L) { return ImplOf(L).RedisCommand(L, true); }
@@ -411,6 +555,14 @@ void Impl::OpenState() {
   lua_setfield(L, LUA_REGISTRYINDEX, "rampart.readonly");
   lua_pushcfunction(L, ErrorHandler);
   lua_setfield(L, LUA_REGISTRYINDEX, "rampart.error_handler");
+  // The field names read after a run, outside any protected call: kept
+  // alive, so that pushing one finds it and allocates nothing (script.cc).
+  lua_newtable(L);
+  for (const char* name : {"err", "ok", "source", "line"}) {
+    lua_pushstring(L, name);
+    lua_rawseti(L, -2, static_cast<int>(lua_objlen(L, -2) + 1));
+  }
+  lua_setfield(L, LUA_REGISTRYINDEX, "rampart.pinned");
 
   OpenLibrary(L, luaopen_base, "");
   OpenLibrary(L, luaopen_table, LUA_TABLIBNAME);
@@ -420,16 +572,31 @@ void Impl::OpenState() {
   const int globals = lua_gettop(L);
   lua_pushcfunction(L, luaopen_cjson);
   lua_call(L, 0, 1);
+  lua_getfield(L, -1, "encode");
+  lua_pushcclosure(L, GuardedEncode, 1);
+  lua_setfield(L, -2, "encode");
   lua_setfield(L, globals, "cjson");
   lua_pushcfunction(L, luaopen_bit);
   lua_call(L, 0, 1);
+  lua_getfield(L, -1, "tohex");
+  lua_pushcclosure(L, GuardedToHex, 1);
+  lua_setfield(L, -2, "tohex");
   lua_setfield(L, globals, "bit");
-  for (const char* name : {"print", "getfenv", "setfenv", "dofile", "loadfile", "module", "require"}) {
+  // `load` reads a chunk in pieces (loadstring, guarded below, is there).
+  for (const char* name : {"print", "getfenv", "setfenv", "dofile", "loadfile", "load", "module", "require"}) {
     lua_pushnil(L);
     lua_setfield(L, globals, name);
   }
   lua_pushcfunction(L, ProtectedRawset);
   lua_setfield(L, globals, "rawset");
+  lua_pushcfunction(L, SafeUnpack);
+  lua_setfield(L, globals, "unpack");
+  lua_getfield(L, globals, "setmetatable");
+  lua_pushcclosure(L, ProtectedSetmetatable, 1);
+  lua_setfield(L, globals, "setmetatable");
+  lua_getfield(L, globals, "loadstring");
+  lua_pushcclosure(L, TextLoadstring, 1);
+  lua_setfield(L, globals, "loadstring");
   Guard(L, "pcall");
   Guard(L, "xpcall");
   lua_getfield(L, globals, "coroutine");
@@ -529,11 +696,18 @@ Result<Impl::Compiled> Impl::Compile(std::string_view body) {
   return compiled;
 }
 
-void Impl::SetKeysAndArgv(Args keys, Args argv) {
-  lua_State* L = lua;
+namespace {
+
+struct KeysAndArgv {
+  Args keys, argv;
+};
+
+// Under lua_cpcall: the one argument is a KeysAndArgv.
+int SetKeysAndArgvProtected(lua_State* L) {
+  const auto* in = static_cast<const KeysAndArgv*>(lua_touserdata(L, 1));
   lua_getfield(L, LUA_REGISTRYINDEX, "rampart.globals");  // behind the read-only proxy
   const int globals = lua_gettop(L);
-  for (const auto& [name, list] : {std::pair{"KEYS", keys}, std::pair{"ARGV", argv}}) {
+  for (const auto& [name, list] : {std::pair{"KEYS", in->keys}, std::pair{"ARGV", in->argv}}) {
     lua_createtable(L, static_cast<int>(list.size()), 0);
     for (size_t i = 0; i < list.size(); ++i) {
       lua_pushlstring(L, list[i].data(), list[i].size());
@@ -541,7 +715,16 @@ void Impl::SetKeysAndArgv(Args keys, Args argv) {
     }
     lua_setfield(L, globals, name);
   }
-  lua_settop(L, 0);
+  return 0;
+}
+
+}  // namespace
+
+bool Impl::SetKeysAndArgv(Args keys, Args argv) {
+  KeysAndArgv in{keys, argv};
+  const bool ok = lua_cpcall(lua, SetKeysAndArgvProtected, &in) == 0;
+  lua_settop(lua, 0);
+  return ok;
 }
 
 void Impl::SetHook(bool on) {

@@ -326,6 +326,69 @@ TEST_F(ScriptTest, Libraries) {
 // A returned table nested deeper than the reply may go (each level needs Lua
 // stack: found overrunning it at about 45 levels before lua_checkstack):
 // 200 levels, then an error element; the runner goes on.
+// A returned table is read without metamethods: _G (a read-only proxy) and a
+// table whose __index raises or calls redis are empty arrays, not an abort.
+TEST_F(ScriptTest, ReturnedTablesAreReadRaw) {
+  EXPECT_EQ(Eval("return _G"), Arr(0));
+  EXPECT_EQ(Eval("local a = {}; setmetatable(a, {__index = function() foo() end}) return a"), Arr(0));
+  EXPECT_EQ(Eval("local a = {}; setmetatable(a, {__index = function() redis.call('set', KEYS[1], '1') end}) "
+                 "return a", {"k"}),
+            Arr(0));
+  EXPECT_FALSE(Dirty(view_, "k"));
+  const std::string raising = "error(setmetatable({}, {__index = function() foo() end}))";
+  EXPECT_EQ(Eval(raising), ScriptErr(raising, "ERR rampart: the script raised an error without an 'err' field", 1));
+}
+
+// unpack's ranges that overflow Lua 5.1.5's count are an error, not a crash
+// (as in Redis's Lua); ordinary ranges give nils where the table has none.
+TEST_F(ScriptTest, UnpackChecksItsRange) {
+  for (const char* range : {"-2, 2147483647", "0, 2147483647", "-2147483648, -2"}) {
+    const std::string script = std::string("return {unpack({1,2,3}, ") + range + ")}";
+    EXPECT_NE(Eval(script).find("too many results to unpack"), std::string::npos) << range;
+  }
+  EXPECT_EQ(Eval("return {unpack({1,2,3}, -1, -2)}"), Arr(0));
+  EXPECT_EQ(Eval("return select('#', unpack({1,2,3}, -1, 5))"), Int(7));
+}
+
+// bit.tohex with n = -2^31 (lua-bitop overflowed its buffer) gives 8 digits,
+// upper case, as Redis's patched copy does.
+TEST_F(ScriptTest, BitTohexOfMinimumWidth) {
+  EXPECT_EQ(Eval("return bit.tohex(65535, -2147483648)"), Bulk("0000FFFF"));
+  EXPECT_EQ(Eval("return bit.tohex(65535, 2147483648)"), Bulk("0000FFFF"));
+  EXPECT_EQ(Eval("return bit.tohex(255, 4)"), Bulk("00ff"));
+}
+
+// cjson.encode refuses a value whose output could pass 256 MiB (lua-cjson's
+// buffer overflows its int past 2 GiB) and encodes the rest.
+TEST_F(ScriptTest, CjsonEncodeIsBounded) {
+  const std::string reply = Eval("local s = string.rep('x', 50 * 1024 * 1024); return cjson.encode({s, s, s, s, s, s})");
+  EXPECT_NE(reply.find("rampart: cjson.encode's output could exceed 256 MiB"), std::string::npos) << reply;
+  EXPECT_EQ(Eval("return cjson.encode({a = {1, 2, 'x'}})"), Bulk(R"({"a":[1,2,"x"]})"));
+  EXPECT_NE(Eval("local t = {}; t[1] = t; return cjson.encode(t)").find("excessive nesting"), std::string::npos);
+}
+
+// The read-only proxies hide what is behind them: their metatables are
+// read-only too, setmetatable on them fails with Redis's text, and a
+// library's table cannot be reached through getmetatable to be changed.
+TEST_F(ScriptTest, MetatablesOfTheProxiesAreReadOnly) {
+  for (const char* body : {"setmetatable(_G, {})", "local g = getmetatable(_G); g.__index = {}",
+                           "getmetatable('').__index.upper = nil"}) {
+    EXPECT_NE(Eval(body).find("Attempt to modify a readonly table"), std::string::npos) << body;
+  }
+  // A library proxy's __index is a function: nothing behind it to index.
+  EXPECT_NE(Eval("getmetatable(string).__index.upper = nil").find("attempt to index field '__index' (a function value)"),
+            std::string::npos);
+  EXPECT_EQ(Eval("return ('abc'):upper() .. string.upper('d')"), Bulk("ABCD"));
+}
+
+// A binary chunk (string.dump's bytes, which can be crafted to crash Lua 5.1)
+// is not loaded: loadstring gives nil, as in Redis; text chunks load.
+TEST_F(ScriptTest, BinaryChunksAreNotLoaded) {
+  const std::string reply = Eval("return loadstring(string.dump(function() return 1 end))()");
+  EXPECT_NE(reply.find("attempt to call a nil value"), std::string::npos) << reply;
+  EXPECT_EQ(Eval("return loadstring('return 7')()"), Int(7));
+}
+
 TEST_F(ScriptTest, DeeplyNestedReply) {
   const std::string reply =
       Eval("local t = {}; local cur = t; for i = 1, 300 do cur[1] = {}; cur = cur[1] end; return t");
