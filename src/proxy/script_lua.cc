@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <new>
 #include <optional>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -481,41 +482,36 @@ int RedisAclCheckCmd(lua_State* L) {
   return 1;
 }
 
-void SetFunction(lua_State* L, const char* name, lua_CFunction f) {
-  lua_pushcfunction(L, f);
-  lua_setfield(L, -2, name);
-}
-
-void SetNumber(lua_State* L, const char* name, lua_Number n) {
-  lua_pushnumber(L, n);
-  lua_setfield(L, -2, name);
-}
-
 // Pushes the `redis` table.
 void PushRedisTable(lua_State* L) {
+  static constexpr std::pair<const char*, lua_CFunction> kFunctions[] = {
+      {"call", RedisCall},
+      {"pcall", RedisPCall},
+      {"sha1hex", RedisSha1Hex},
+      {"error_reply", RedisErrorReply},
+      {"status_reply", RedisStatusReply},
+      {"log", RedisLog},
+      {"setresp", RedisSetResp},
+      {"set_repl", RedisSetRepl},
+      {"replicate_commands", RedisReplicateCommands},
+      {"breakpoint", RedisBreakpoint},
+      {"debug", RedisDebug},
+      {"acl_check_cmd", RedisAclCheckCmd},
+  };
+  static constexpr std::pair<const char*, int> kConstants[] = {
+      {"LOG_DEBUG", 0}, {"LOG_VERBOSE", 1}, {"LOG_NOTICE", 2},   {"LOG_WARNING", 3},
+      {"REPL_NONE", 0}, {"REPL_AOF", 1},    {"REPL_SLAVE", 2},   {"REPL_REPLICA", 2},
+      {"REPL_ALL", 3},  {"REDIS_VERSION_NUM", kVersionNum},
+  };
   lua_newtable(L);
-  SetFunction(L, "call", RedisCall);
-  SetFunction(L, "pcall", RedisPCall);
-  SetFunction(L, "sha1hex", RedisSha1Hex);
-  SetFunction(L, "error_reply", RedisErrorReply);
-  SetFunction(L, "status_reply", RedisStatusReply);
-  SetFunction(L, "log", RedisLog);
-  SetFunction(L, "setresp", RedisSetResp);
-  SetFunction(L, "set_repl", RedisSetRepl);
-  SetFunction(L, "replicate_commands", RedisReplicateCommands);
-  SetFunction(L, "breakpoint", RedisBreakpoint);
-  SetFunction(L, "debug", RedisDebug);
-  SetFunction(L, "acl_check_cmd", RedisAclCheckCmd);
-  SetNumber(L, "LOG_DEBUG", 0);
-  SetNumber(L, "LOG_VERBOSE", 1);
-  SetNumber(L, "LOG_NOTICE", 2);
-  SetNumber(L, "LOG_WARNING", 3);
-  SetNumber(L, "REPL_NONE", 0);
-  SetNumber(L, "REPL_AOF", 1);
-  SetNumber(L, "REPL_SLAVE", 2);
-  SetNumber(L, "REPL_REPLICA", 2);
-  SetNumber(L, "REPL_ALL", 3);
-  SetNumber(L, "REDIS_VERSION_NUM", kVersionNum);
+  for (const auto& [name, function] : kFunctions) {
+    lua_pushcfunction(L, function);
+    lua_setfield(L, -2, name);
+  }
+  for (const auto& [name, value] : kConstants) {
+    lua_pushinteger(L, value);
+    lua_setfield(L, -2, name);
+  }
   lua_pushstring(L, kVersion);
   lua_setfield(L, -2, "REDIS_VERSION");
 }
@@ -603,8 +599,10 @@ void Impl::OpenState() {
   Guard(L, "resume");
   lua_pop(L, 1);
   lua_getfield(L, globals, "math");
-  SetFunction(L, "random", MathRandom);
-  SetFunction(L, "randomseed", MathRandomseed);
+  lua_pushcfunction(L, MathRandom);
+  lua_setfield(L, -2, "random");
+  lua_pushcfunction(L, MathRandomseed);
+  lua_setfield(L, -2, "randomseed");
   lua_pop(L, 1);
   PushRedisTable(L);
   lua_setfield(L, globals, "redis");
