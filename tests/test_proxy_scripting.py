@@ -506,3 +506,51 @@ def test_undeclared_keys(redis_target, r):
     chase = "return redis.call('incr', 'undeclared:' .. redis.call('time')[2] .. math.random())"
     with pytest.raises(redis.ResponseError, match="rampart: the script kept calling commands on keys"):
         r.eval(chase, 0)
+
+
+HOSTILE = [
+    # Each of these crashed or hung the proxy (or could) before its guard.
+    "local a = {}; setmetatable(a, {__index = function() foo() end}) return a",
+    "return {unpack({1,2,3}, -2, 2147483647)}",
+    "return bit.tohex(65535, -2147483648)",
+    "return bit.tohex(65535, '-2147483648')",
+    "local t = {}; local c = t; for i = 1, 300 do c[1] = {}; c = c[1] end; return t",
+    "local t = {}; for i = 1, 300 do t[i] = 'w' end; redis.log(redis.LOG_DEBUG, unpack(t)); return 1",
+    "return loadstring(string.dump(function() return 1 end))()",
+    "local u = newproxy(true) return 1",
+    "return cjson.new().encode({1})",
+    "cjson.decode_max_depth(100000) return cjson.decode(string.rep('[', 50000))",
+]
+
+
+@rampart_only
+def test_hostile_scripts_leave_the_proxy_serving(redis_target, r, rb):
+    """Scripts that once crashed or hung the proxy (stock Lua 5.1 and its libraries, where
+    Redis patches its copies) are answered, with an error or a value, and the proxy serves
+    on; a script body in Lua bytecode is refused."""
+    for body in HOSTILE:
+        try:
+            r.eval(body, 0)
+        except redis.ResponseError:
+            pass
+        assert r.ping(), body
+    bytecode = rb.execute_command("EVAL", "return string.dump(function() return 42 end)", 0)
+    with pytest.raises(redis.ResponseError, match="binary chunks are not accepted"):
+        rb.execute_command("EVAL", bytecode, 0)
+    assert r.eval("return 7", 0) == 7
+
+
+@rampart_only
+def test_undeclared_key_inside_multi(r, key):
+    """Inside MULTI a script's command on a key not in KEYS is an error at that call (the
+    block is not taken again): EXEC's array holds it, and what the script wrote before
+    stands, as after any script error."""
+    k = key()
+    p = r.pipeline(transaction=True)
+    p.eval("redis.call('set', KEYS[1], 'x') return redis.call('get', 'elsewhere:key')", 1, k)
+    p.get(k)
+    replies = p.execute(raise_on_error=False)
+    assert isinstance(replies[0], redis.ResponseError)
+    assert "not in its KEYS" in str(replies[0])
+    assert replies[1] == "x"
+    r.delete(k)

@@ -110,15 +110,6 @@ int64_t LengthOf(std::string_view digits) {
 
 constexpr int kMaxReplyDepth = 200;
 
-// Pushes t[name] of the table on top without metamethods (a script's table
-// may have an __index that raises, and no Lua error may escape the run: Lua
-// would abort the process). The names are pinned in the registry
-// (Impl::OpenState), so pushing one allocates nothing either.
-void RawField(lua_State* L, int table, const char* name) {
-  const int t = table < 0 ? lua_gettop(L) + table + 1 : table;
-  lua_pushstring(L, name);
-  lua_rawget(L, t);
-}
 
 // Writes the Lua value at the top of the stack as a reply (Redis's
 // luaReplyToRedisReply): see Eval's comment. Pops nothing.
@@ -150,9 +141,9 @@ void WriteLuaValue(lua_State* L, resp::Writer& out, int depth) {
   if (lua_type(L, -1) == LUA_TSTRING) {
     size_t len = 0;
     const char* s = lua_tolstring(L, -1, &len);
-    const std::string err(s, len);  // sent as it is ({err = '-x'} is "--x", as Redis sends it)
+    out.Error(std::string_view(s, len));  // as it is ({err = '-x'} is "--x", as Redis sends it)
     lua_pop(L, 1);
-    return out.Error(err);
+    return;
   }
   lua_pop(L, 1);
   RawField(L, -1, "ok");
@@ -182,26 +173,52 @@ void WriteLuaValue(lua_State* L, resp::Writer& out, int depth) {
 
 // The reply of a run that ended in an error: the error table's err, with
 // " script: <sha>, on @user_script:<line>." when the error handler found
-// where it was raised (Redis 7.0's format).
+// where it was raised (Redis 7.0's format). Lua strings are read in place
+// (no C++ string lives across a Lua call that may raise).
 void WriteScriptError(lua_State* L, std::string_view sha, resp::Writer& out) {
-  std::string message = "ERR rampart: the script raised an error without an 'err' field";
-  if (lua_type(L, -1) == LUA_TSTRING) message = StrCat("ERR ", lua_tostring(L, -1));
-  if (lua_type(L, -1) != LUA_TTABLE) return out.Error(message);
-  RawField(L, -1, "err");
-  if (lua_type(L, -1) == LUA_TSTRING) {
-    size_t len = 0;
-    const char* s = lua_tolstring(L, -1, &len);
-    message.assign(s, len);
+  if (lua_type(L, -1) == LUA_TSTRING) return out.Error(StrCat("ERR ", lua_tostring(L, -1)));
+  if (lua_type(L, -1) != LUA_TTABLE) return out.Error("ERR rampart: the script raised an error without an 'err' field");
+  const int error = lua_gettop(L);
+  RawField(L, error, "err");
+  RawField(L, error, "source");
+  RawField(L, error, "line");
+  std::string_view err = "ERR rampart: the script raised an error without an 'err' field";
+  size_t len = 0;
+  if (lua_type(L, -3) == LUA_TSTRING) {
+    const char* s = lua_tolstring(L, -3, &len);
+    err = std::string_view(s, len);
   }
-  lua_pop(L, 1);
-  RawField(L, -1, "source");
-  RawField(L, -2, "line");
   if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TNUMBER) {
-    message += StrCat(" script: ", sha, ", on ", lua_tostring(L, -2), ":",
-                      static_cast<int64_t>(lua_tonumber(L, -1)), ".");
+    out.Error(StrCat(err, " script: ", sha, ", on ", lua_tostring(L, -2), ":",
+                     static_cast<int64_t>(lua_tonumber(L, -1)), "."));
+  } else {
+    out.Error(err);
   }
-  lua_pop(L, 2);
-  out.Error(message);
+  lua_settop(L, error);
+}
+
+// What WriteRunResult converts, under lua_cpcall (the value is the
+// registry's "rampart.result").
+struct RunResult {
+  bool failed = false;  // the run raised: an error object
+  std::string_view sha;
+  resp::Writer* out = nullptr;
+};
+
+int WriteRunResult(lua_State* L) {
+  const auto* r = static_cast<const RunResult*>(lua_touserdata(L, 1));
+  lua_getfield(L, LUA_REGISTRYINDEX, "rampart.result");
+  if (r->failed) {
+    WriteScriptError(L, r->sha, *r->out);
+  } else {
+    WriteLuaValue(L, *r->out, 0);
+  }
+  return 0;
+}
+
+int CollectGarbage(lua_State* L) {
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  return 0;
 }
 
 }  // namespace
@@ -246,6 +263,12 @@ size_t ScriptCache::size() const {
   return bodies_.size();
 }
 
+void RawField(lua_State* L, int table, const char* name) {
+  const int t = table < 0 ? lua_gettop(L) + table + 1 : table;
+  lua_pushstring(L, name);
+  lua_rawget(L, t);
+}
+
 ScriptRunner::Impl& ImplOf(lua_State* L) {
   lua_getfield(L, LUA_REGISTRYINDEX, "rampart.script");
   auto* impl = static_cast<ScriptRunner::Impl*>(lua_touserdata(L, -1));
@@ -255,7 +278,7 @@ ScriptRunner::Impl& ImplOf(lua_State* L) {
 
 void PushErrorTable(lua_State* L, std::string_view message) {
   std::string_view code = "ERR", text = message;
-  if (!message.empty() && message[0] == '-') {
+  if (!message.empty() && message[0] == '-') {  // "-CODE text", or "-text" without a code
     message.remove_prefix(1);
     const size_t space = message.find(' ');
     if (space == std::string_view::npos) {
@@ -293,6 +316,7 @@ void RaiseStopped(lua_State* L) {
 // lives in Impl::call (no local with a destructor), so that a Lua error
 // raised while the reply is pushed (out of memory) skips nothing.
 int ScriptRunner::Impl::RedisCommand(lua_State* L, bool raise) {
+  if (run.data == nullptr) return luaL_error(L, "rampart: redis.call outside a script's run");
   if (run.stopped || run.timed_out) RaiseStopped(L);
   CallBuffers& c = call;
   PrepareCall(L);
@@ -338,11 +362,17 @@ void ScriptRunner::Impl::PrepareCall(lua_State* L) {
   }
   if (!c.refusal.empty()) return;
   for (std::string_view key : KeysOf(*spec, c.args)) {
-    if (std::find(run.keys.begin(), run.keys.end(), key) == run.keys.end()) {
+    if (std::find(run.keys.begin(), run.keys.end(), key) != run.keys.end()) continue;
+    if (std::string why = key_error(key); !why.empty()) {
+      c.refusal = StrCat("-", why);
+    } else if (!run.may_run_again) {
+      c.refusal = StrCat("-ERR rampart: the script called a command on key '", key,
+                         "', which is not in its KEYS (inside MULTI a script must declare its keys)");
+    } else {
       run.undeclared.emplace_back(key);
       run.stopped = true;
-      return;
     }
+    return;
   }
   resp::Writer out(&c.reply);  // scripts speak RESP2 (redis.setresp(2))
   if (spec->apply != nullptr) {
@@ -370,8 +400,8 @@ void ScriptRunner::Impl::PushReply(lua_State* L, std::string_view& resp, int dep
       lua_pushlstring(L, line.data(), line.size());
       lua_setfield(L, -2, "ok");
       return;
-    case '-':
-      return PushErrorTable(L, StrCat("-", line));
+    case '-':  // the line is in `resp`, which the caller keeps: one byte back is its '-'
+      return PushErrorTable(L, std::string_view(line.data() - 1, line.size() + 1));
     case ':':
       lua_pushnumber(L, static_cast<lua_Number>(LengthOf(line)));
       return;
@@ -407,8 +437,8 @@ bool ScriptRunner::IsEval(std::string_view name) {
   return name == "eval" || name == "evalsha" || name == "eval_ro" || name == "evalsha_ro";
 }
 
-ScriptRunner::ScriptRunner(ScriptCache& cache, const std::atomic<uint64_t>& time_limit_ms)
-    : impl_(std::make_unique<Impl>(cache, time_limit_ms)) {}
+ScriptRunner::ScriptRunner(ScriptCache& cache, const std::atomic<uint64_t>& time_limit_ms, KeyCheck key_error)
+    : impl_(std::make_unique<Impl>(cache, time_limit_ms, std::move(key_error))) {}
 
 ScriptRunner::~ScriptRunner() = default;
 
@@ -441,7 +471,8 @@ void ScriptRunner::Load(std::string_view body, resp::Writer& out) {
 // {ok = s} the status s, another table an array of its elements up to the
 // first nil (each converted likewise). A raised error is replied as
 // WriteScriptError says.
-void ScriptRunner::Eval(Args args, DataView& data, resp::Writer& out, std::span<const std::string> more_keys) {
+void ScriptRunner::Eval(Args args, DataView& data, resp::Writer& out, std::span<const std::string> more_keys,
+                        bool may_run_again) {
   Impl& impl = *impl_;
   impl.run = Impl::Run{};
   const std::string name = LowerAscii(args[0]);
@@ -469,6 +500,7 @@ void ScriptRunner::Eval(Args args, DataView& data, resp::Writer& out, std::span<
   run.data = &data;
   run.sha = sha;
   run.read_only = ro_command || compiled->no_writes;
+  run.may_run_again = may_run_again;
   const size_t n = static_cast<size_t>(*numkeys);
   run.keys.assign(args.begin() + 3, args.begin() + 3 + static_cast<ptrdiff_t>(n));
   run.keys.insert(run.keys.end(), more_keys.begin(), more_keys.end());
@@ -486,21 +518,30 @@ void ScriptRunner::Eval(Args args, DataView& data, resp::Writer& out, std::span<
   impl.SetHook(run.deadline_ms > 0);
   const int status = lua_pcall(L, 0, 1, -2);
   impl.SetHook(false);
+  run.data = nullptr;  // a redis.call after this (none can come) finds no view
   if (run.stopped && !run.timed_out) {
-    if (data.missing().empty() && !run.undeclared.empty()) {
-      out.Error(StrCat("ERR rampart: the script called a command on key '", run.undeclared.front(),
-                       "', which is not in its KEYS"));
-    } else {
-      out.Error("ERR rampart: the script's run stopped to read more");  // dropped by the worker
-    }
-  } else if (status != 0) {
-    WriteScriptError(L, run.sha, out);
+    lua_settop(L, 0);
+    return out.Error("ERR rampart: the script's run stopped to read more");  // dropped by the worker
+  }
+  // The conversion may raise (out of memory): under lua_cpcall, into a
+  // buffer of its own, so a failure leaves no half reply.
+  lua_setfield(L, LUA_REGISTRYINDEX, "rampart.result");  // its slot exists: allocates nothing
+  lua_settop(L, 0);
+  std::string reply;
+  resp::Writer reply_out(&reply);
+  reply_out.SetProtocol(out.protocol());
+  RunResult result{.failed = status != 0, .sha = sha, .out = &reply_out};
+  if (lua_cpcall(L, WriteRunResult, &result) == 0) {
+    out.out()->append(reply);
   } else {
-    WriteLuaValue(L, out, 0);
+    out.Error("ERR rampart: not enough memory for the script's reply");
   }
   lua_settop(L, 0);
-  run.data = nullptr;
-  if (impl.lua_bytes > kMaxLuaBytes / 2) lua_gc(L, LUA_GCCOLLECT, 0);
+  lua_pushboolean(L, 0);
+  lua_setfield(L, LUA_REGISTRYINDEX, "rampart.result");
+  run.sha = {};
+  run.keys.clear();
+  if (impl.lua_bytes > kMaxLuaBytes / 2) lua_cpcall(L, CollectGarbage, nullptr);
 }
 
 }  // namespace rampart::proxy

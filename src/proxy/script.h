@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -64,8 +65,11 @@ class ScriptRunner {
   // `time_limit_ms` (0: none) bounds each run: a script still running then is
   // stopped with an error (Redis's busy-reply-threshold / lua-time-limit,
   // which CONFIG SET changes; read at the start of every run).
-  // REQUIRES: both outlive the runner.
-  ScriptRunner(ScriptCache& cache, const std::atomic<uint64_t>& time_limit_ms);
+  // `key_error` tells why a key a script names beyond its KEYS may not be a
+  // key ("" when it may; the worker's rules for a command's keys).
+  // REQUIRES: cache and time_limit_ms outlive the runner.
+  using KeyCheck = std::function<std::string(std::string_view key)>;
+  ScriptRunner(ScriptCache& cache, const std::atomic<uint64_t>& time_limit_ms, KeyCheck key_error);
   ~ScriptRunner();
   ScriptRunner(const ScriptRunner&) = delete;
   ScriptRunner& operator=(const ScriptRunner&) = delete;
@@ -76,7 +80,10 @@ class ScriptRunner {
   // stopped for them and its reply is to be dropped.
   // `more_keys`: keys the script may call commands on besides its KEYS (the
   // worker read and locked them with the KEYS: Command::script_keys).
-  void Eval(Args args, DataView& data, resp::Writer& out, std::span<const std::string> more_keys = {});
+  // `may_run_again`: a command on another key stops the run (undeclared());
+  // else it is an error at that call, which the script may catch (MULTI).
+  void Eval(Args args, DataView& data, resp::Writer& out, std::span<const std::string> more_keys = {},
+            bool may_run_again = true);
   // The keys the last Eval's script named in a redis.call without declaring
   // them, in order (empty when it stopped for nothing of the kind).
   const std::vector<std::string>& undeclared() const;

@@ -18,11 +18,12 @@ extern "C" {
 namespace rampart::proxy {
 
 struct ScriptRunner::Impl {
-  Impl(ScriptCache& c, const std::atomic<uint64_t>& limit_ms);
+  Impl(ScriptCache& c, const std::atomic<uint64_t>& limit_ms, KeyCheck key_check);
   ~Impl();
 
   ScriptCache& cache;
   const std::atomic<uint64_t>& time_limit_ms;
+  const KeyCheck key_error;
   lua_State* lua = nullptr;
   size_t lua_bytes = 0;  // allocated by `lua` (its allocator refuses past kMaxLuaBytes)
 
@@ -42,7 +43,8 @@ struct ScriptRunner::Impl {
     DataView* data = nullptr;
     std::string_view sha;
     bool read_only = false;
-    std::vector<std::string_view> keys;  // KEYS
+    bool may_run_again = true;  // ScriptRunner::Eval's
+    std::vector<std::string_view> keys;  // KEYS and the more_keys
     // Keys a redis.call named beyond KEYS (the run stops at the first).
     std::vector<std::string> undeclared;
     // The run cannot finish on this view (data missing, a key undeclared):
@@ -95,6 +97,8 @@ ScriptRunner::Impl& ImplOf(lua_State* L);
 // dropped and a message without an error code gets "ERR " (Redis's
 // luaPushErrorBuff rules).
 void PushErrorTable(lua_State* L, std::string_view message);
+// Pushes t[name] of the table at `table` without metamethods.
+void RawField(lua_State* L, int table, const char* name);
 // Raises the error that stops a run that cannot finish (Run::stopped).
 [[noreturn]] void RaiseStopped(lua_State* L);
 // Maximum bytes the Lua state of one worker may allocate.

@@ -192,12 +192,28 @@ int ProtectedRawset(lua_State* L) {
 // pcall, xpcall, coroutine.resume: upvalue 1 is Lua's own. A run that must
 // stop (Run::stopped, timed_out) raises again past them.
 int Guarded(lua_State* L) {
+  const Impl& impl = ImplOf(L);  // before the call: after it the stack may have no free slot
   const int n = lua_gettop(L);
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
   lua_call(L, n, LUA_MULTRET);
-  const Impl& impl = ImplOf(L);
   if (impl.run.stopped || impl.run.timed_out) RaiseStopped(L);
+  return lua_gettop(L);
+}
+
+// pcall as Redis's: Guarded, and an error table with an `err` string comes
+// back as that string (`local ok, e = pcall(redis.call, ...)` gives the text).
+int ScriptPcall(lua_State* L) {
+  Guarded(L);
+  if (lua_gettop(L) >= 2 && lua_isboolean(L, 1) && !lua_toboolean(L, 1) && lua_istable(L, 2)) {
+    lua_settop(L, 2);
+    RawField(L, 2, "err");
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      lua_replace(L, 2);
+    } else {
+      lua_pop(L, 1);
+    }
+  }
   return lua_gettop(L);
 }
 
@@ -340,7 +356,8 @@ std::optional<size_t> EncodeBound(lua_State* L, int index, int depth, size_t bud
 int GuardedEncode(lua_State* L) {
   luaL_checkany(L, 1);
   const auto bound = EncodeBound(L, 1, 0, kMaxEncodeBytes);
-  if (bound && *bound > kMaxEncodeBytes) {
+  if (!bound) return luaL_error(L, "Cannot serialise, excessive nesting (%d)", kMaxEncodeDepth + 1);
+  if (*bound > kMaxEncodeBytes) {
     return luaL_error(L, "rampart: cjson.encode's output could exceed %d MiB", static_cast<int>(kMaxEncodeBytes >> 20));
   }
   lua_settop(L, 1);
@@ -354,7 +371,7 @@ int GuardedEncode(lua_State* L) {
 // mod 2^32) stays negative and overflows its buffer; Redis's copy clamps it.
 // n as lua-bitop reads it (rounded, mod 2^32), clamped; upvalue 1 is lua-bitop's.
 int GuardedToHex(lua_State* L) {
-  if (lua_gettop(L) >= 2 && lua_type(L, 2) == LUA_TNUMBER) {
+  if (lua_gettop(L) >= 2 && lua_isnumber(L, 2)) {  // numeric strings too: lua-bitop takes them
     const double shifted = lua_tonumber(L, 2) + 6755399441055744.0;  // 2^52 + 2^51: lua-bitop's rounding
     uint64_t bits = 0;
     std::memcpy(&bits, &shifted, sizeof bits);
@@ -368,6 +385,21 @@ int GuardedToHex(lua_State* L) {
   lua_insert(L, 1);
   lua_call(L, argc, 1);
   return 1;
+}
+
+// cjson.encode_max_depth, decode_max_depth: at most kMaxEncodeDepth (deeper
+// recursion in lua-cjson's C code could exhaust the thread's stack, and
+// EncodeBound walks that deep only). Upvalue 1 is lua-cjson's.
+int ClampedMaxDepth(lua_State* L) {
+  if (lua_isnumber(L, 1) && lua_tonumber(L, 1) > kMaxEncodeDepth) {
+    lua_pushinteger(L, kMaxEncodeDepth);
+    lua_replace(L, 1);
+  }
+  const int argc = lua_gettop(L);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, argc, LUA_MULTRET);
+  return lua_gettop(L);
 }
 
 int RedisCall(lua_State* L) { return ImplOf(L).RedisCommand(L, true); }
@@ -531,8 +563,8 @@ void Guard(lua_State* L, const char* name) {
 
 }  // namespace
 
-Impl::Impl(ScriptCache& c, const std::atomic<uint64_t>& limit_ms)
-    : cache(c), time_limit_ms(limit_ms), cache_generation(c.generation()) {
+Impl::Impl(ScriptCache& c, const std::atomic<uint64_t>& limit_ms, KeyCheck key_check)
+    : cache(c), time_limit_ms(limit_ms), key_error(std::move(key_check)), cache_generation(c.generation()) {
   OpenState();
 }
 
@@ -551,6 +583,12 @@ void Impl::OpenState() {
   lua_setfield(L, LUA_REGISTRYINDEX, "rampart.readonly");
   lua_pushcfunction(L, ErrorHandler);
   lua_setfield(L, LUA_REGISTRYINDEX, "rampart.error_handler");
+  // Slots that Eval and Compile set outside a protected call: they exist, so
+  // setting them allocates nothing.
+  for (const char* slot : {"rampart.result", "rampart.compile_error"}) {
+    lua_pushboolean(L, 0);
+    lua_setfield(L, LUA_REGISTRYINDEX, slot);
+  }
   // The field names read after a run, outside any protected call: kept
   // alive, so that pushing one finds it and allocates nothing (script.cc).
   lua_newtable(L);
@@ -571,6 +609,13 @@ void Impl::OpenState() {
   lua_getfield(L, -1, "encode");
   lua_pushcclosure(L, GuardedEncode, 1);
   lua_setfield(L, -2, "encode");
+  for (const char* name : {"encode_max_depth", "decode_max_depth"}) {
+    lua_getfield(L, -1, name);
+    lua_pushcclosure(L, ClampedMaxDepth, 1);
+    lua_setfield(L, -2, name);
+  }
+  lua_pushnil(L);  // cjson.new() would make a module without the guards
+  lua_setfield(L, -2, "new");
   lua_setfield(L, globals, "cjson");
   lua_pushcfunction(L, luaopen_bit);
   lua_call(L, 0, 1);
@@ -578,8 +623,11 @@ void Impl::OpenState() {
   lua_pushcclosure(L, GuardedToHex, 1);
   lua_setfield(L, -2, "tohex");
   lua_setfield(L, globals, "bit");
-  // `load` reads a chunk in pieces (loadstring, guarded below, is there).
-  for (const char* name : {"print", "getfenv", "setfenv", "dofile", "loadfile", "load", "module", "require"}) {
+  // `load` reads a chunk in pieces (loadstring, guarded below, is there);
+  // newproxy makes userdata with finalizers, which run outside any run's
+  // time limit and protection (Redis 7.0 removes it too).
+  for (const char* name : {"print", "getfenv", "setfenv", "dofile", "loadfile", "load", "module", "require",
+                           "newproxy"}) {
     lua_pushnil(L);
     lua_setfield(L, globals, name);
   }
@@ -593,7 +641,9 @@ void Impl::OpenState() {
   lua_getfield(L, globals, "loadstring");
   lua_pushcclosure(L, TextLoadstring, 1);
   lua_setfield(L, globals, "loadstring");
-  Guard(L, "pcall");
+  lua_getfield(L, globals, "pcall");
+  lua_pushcclosure(L, ScriptPcall, 1);
+  lua_setfield(L, globals, "pcall");
   Guard(L, "xpcall");
   lua_getfield(L, globals, "coroutine");
   Guard(L, "resume");
@@ -674,6 +724,30 @@ Status ReadShebang(std::string_view line, Impl::Compiled& compiled) {
 
 }  // namespace
 
+namespace {
+
+// What CompileProtected does under lua_cpcall: compiles `body` and keeps
+// the function in the registry (`ref`), or leaves the message at the
+// registry's "rampart.compile_error" (`status` non-zero).
+struct Compiling {
+  std::string_view body;
+  int status = 0;
+  int ref = LUA_NOREF;
+};
+
+int CompileProtected(lua_State* L) {
+  auto* job = static_cast<Compiling*>(lua_touserdata(L, 1));
+  job->status = luaL_loadbuffer(L, job->body.data(), job->body.size(), "@user_script");
+  if (job->status != 0) {
+    lua_setfield(L, LUA_REGISTRYINDEX, "rampart.compile_error");
+    return 0;
+  }
+  job->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  return 0;
+}
+
+}  // namespace
+
 Result<Impl::Compiled> Impl::Compile(std::string_view body) {
   Compiled compiled;
   std::string code;
@@ -685,12 +759,23 @@ Result<Impl::Compiled> Impl::Compile(std::string_view body) {
     code = StrCat("--", body);  // the shebang line a comment: the lines keep their numbers
     body = code;
   }
-  if (luaL_loadbuffer(lua, body.data(), body.size(), "@user_script") != 0) {
+  if (!body.empty() && body[0] == LUA_SIGNATURE[0]) {  // crafted bytecode can crash Lua 5.1
+    return InvalidArgument("ERR Error compiling script (new function): user_script: binary chunks are not accepted");
+  }
+  Compiling job{.body = body};
+  if (lua_cpcall(lua, CompileProtected, &job) != 0) {
+    lua_settop(lua, 0);
+    return InvalidArgument("ERR rampart: not enough memory to compile the script");
+  }
+  if (job.status != 0) {
+    lua_getfield(lua, LUA_REGISTRYINDEX, "rampart.compile_error");
     const std::string message = lua_tostring(lua, -1) != nullptr ? lua_tostring(lua, -1) : "?";
-    lua_pop(lua, 1);
+    lua_settop(lua, 0);
+    lua_pushboolean(lua, 0);
+    lua_setfield(lua, LUA_REGISTRYINDEX, "rampart.compile_error");
     return InvalidArgument("ERR Error compiling script (new function): ", message);
   }
-  compiled.ref = luaL_ref(lua, LUA_REGISTRYINDEX);
+  compiled.ref = job.ref;
   return compiled;
 }
 

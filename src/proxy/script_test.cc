@@ -57,11 +57,11 @@ class ScriptTest : public ::testing::Test {
  protected:
   // Runs `args` (EVAL and friends) on `view` in `protocol`; the reply bytes.
   std::string Run(DataView& view, std::vector<std::string_view> args, int protocol = 2,
-                  std::span<const std::string> more_keys = {}) {
+                  std::span<const std::string> more_keys = {}, bool may_run_again = true) {
     std::string reply;
     resp::Writer out(&reply);
     out.SetProtocol(protocol);
-    runner_.Eval(args, view, out, more_keys);
+    runner_.Eval(args, view, out, more_keys, may_run_again);
     return reply;
   }
 
@@ -88,7 +88,11 @@ class ScriptTest : public ::testing::Test {
 
   std::atomic<uint64_t> limit_ms_{0};  // no time limit unless a test sets one
   ScriptCache cache_;
-  ScriptRunner runner_{cache_, limit_ms_};
+  // The worker's rule for keys, in short: no page keys.
+  ScriptRunner runner_{cache_, limit_ms_, [](std::string_view key) {
+                         return key.starts_with(std::string_view("\0\1", 2)) ? std::string("ERR reserved key")
+                                                                              : std::string();
+                       }};
   DataView view_{kNow, 1};
 };
 
@@ -201,8 +205,7 @@ TEST_F(ScriptTest, EvalRoRefusesWrites) {
 // key as more_keys (the worker read and locked it), the script runs to the end.
 TEST_F(ScriptTest, UndeclaredKeyStopsTheRun) {
   const std::string script = "redis.call('set', KEYS[1], 'x'); return redis.call('get', 'other')";
-  EXPECT_EQ(Eval(script, {"k"}),
-            Err("ERR rampart: the script called a command on key 'other', which is not in its KEYS"));
+  EXPECT_EQ(Eval(script, {"k"}), Err("ERR rampart: the script's run stopped to read more"));  // dropped
   EXPECT_EQ(runner_.undeclared(), std::vector<std::string>{"other"});
 
   DataView view(kNow);
@@ -387,6 +390,46 @@ TEST_F(ScriptTest, BinaryChunksAreNotLoaded) {
   const std::string reply = Eval("return loadstring(string.dump(function() return 1 end))()");
   EXPECT_NE(reply.find("attempt to call a nil value"), std::string::npos) << reply;
   EXPECT_EQ(Eval("return loadstring('return 7')()"), Int(7));
+}
+
+// Inside MULTI (no second run) a key not in KEYS is an error at its call,
+// which pcall catches; a key the worker refuses is refused at its call too.
+TEST_F(ScriptTest, UndeclaredKeysWithoutARunAgain) {
+  view_.Seed("k", std::nullopt);
+  const std::string script = "redis.call('set', KEYS[1], 'a') return redis.call('get', 'other')";
+  EXPECT_EQ(Run(view_, {"EVAL", script, "1", "k"}, 2, {}, /*may_run_again=*/false),
+            ScriptErr(script, "ERR rampart: the script called a command on key 'other', which is not in its KEYS "
+                              "(inside MULTI a script must declare its keys)"));
+  EXPECT_TRUE(runner_.undeclared().empty());
+  EXPECT_EQ(StringIn(view_, "k"), "a");  // what it wrote before the error stands, as after any error
+  EXPECT_EQ(Run(view_, {"EVAL", "return redis.pcall('get', 'other').err ~= nil", "0"}, 2, {}, false), Int(1));
+  const std::string page = "return redis.call('set', '\\0\\1' .. 'victim', 'junk')";  // Lua's escapes
+  EXPECT_EQ(Eval(page), ScriptErr(page, "ERR reserved key"));
+  EXPECT_TRUE(runner_.undeclared().empty());
+}
+
+// What a hostile script could use to crash Lua 5.1 or outlive its run is not
+// there: a bytecode body, newproxy (finalizers), cjson.new (unguarded
+// encode), decode/encode depths past 1000, tohex's width as a string.
+TEST_F(ScriptTest, NoWayAroundTheGuards) {
+  const std::string bytecode = Eval("return string.dump(function() return 42 end)");
+  ASSERT_EQ(bytecode[0], '$');
+  const std::string body = bytecode.substr(bytecode.find("\r\n") + 2, bytecode.size() - bytecode.find("\r\n") - 4);
+  EXPECT_NE(Eval(body).find("binary chunks are not accepted"), std::string::npos);
+  EXPECT_NE(Load(body).find("binary chunks are not accepted"), std::string::npos);
+  EXPECT_NE(Eval("return newproxy(true)").find("nonexistent global variable 'newproxy'"), std::string::npos);
+  EXPECT_EQ(Eval("return cjson.new == nil"), Int(1));
+  EXPECT_EQ(Eval("return cjson.encode_max_depth(5000)"), Int(1000));
+  EXPECT_EQ(Eval("return cjson.decode_max_depth(5000)"), Int(1000));
+  EXPECT_EQ(Eval("return bit.tohex(65535, '-2147483648')"), Bulk("0000FFFF"));
+}
+
+// pcall gives an error table's text, as Redis's pcall does.
+TEST_F(ScriptTest, PcallGivesTheErrorText) {
+  Eval("redis.call('set', KEYS[1], 'text')", {"k"});
+  EXPECT_EQ(Eval("local ok, e = pcall(redis.call, 'incr', KEYS[1]) return {tostring(ok), e}", {"k"}),
+            Arr(2) + Bulk("false") + Bulk("ERR value is not an integer or out of range"));
+  EXPECT_EQ(Eval("local ok, e = pcall(error, {code = 1}) return type(e)"), Bulk("table"));  // no err: as it is
 }
 
 TEST_F(ScriptTest, DeeplyNestedReply) {

@@ -225,6 +225,9 @@ class Worker {
   // The longest user key: a collection's pages live at the key plus
   // kPageKeyOverhead bytes, within kv.max_key_bytes.
   size_t MaxUserKeyBytes() const;
+  // Why `key` may not be a user's key (empty, too long, a page's prefix), as
+  // the error reply's text; "" when it may.
+  std::string KeyError(std::string_view key) const;
   // A job's view: the keys its commands name beyond their declared ones
   // (SORT's patterns) are as long as MaxUserKeyBytes at most.
   DataView NewView(uint64_t now, uint64_t seed) const;
@@ -316,8 +319,7 @@ class Worker {
   void Park(Job& job);
   // A kRunAgain job: its command goes back to the front of its session's
   // queue with the keys its script did not declare (Command::script_keys),
-  // or, past kMaxScriptReruns or with a key too long, is answered with an
-  // error (the job becomes kDone).
+  // or, past kMaxScriptReruns, is answered with an error (the job becomes kDone).
   void RunAgainWithKeys(Job& job);
   // Answers parked sessions whose time is up, and makes runnable those whose
   // keys were written. Returns the milliseconds until the next deadline
@@ -480,7 +482,8 @@ class Worker {
   uint64_t next_seed_ = (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
   AbsentGuesses absent_;
   // This worker's Lua interpreter: EVAL and friends run in it (ApplyTo).
-  ScriptRunner scripts_{shared_.scripts, shared_.script_time_limit_ms};
+  ScriptRunner scripts_{shared_.scripts, shared_.script_time_limit_ms,
+                       [this](std::string_view key) { return KeyError(key); }};
   // A kv-node refused IF_UNCHANGED as an unknown flag (older than it): this
   // worker writes read-modify-writes unchecked from then on.
   bool unchanged_off_ = false;

@@ -124,6 +124,10 @@ void Worker::ConfigSet(const Command& c, resp::Writer& out) {
       return out.Error(StrCat("ERR CONFIG SET failed (possibly related to argument '", name,
                               "') - argument couldn't be parsed into an integer"));
     }
+    if (IsScriptTimeLimit(name) && *ParseInt64(a[n + 1]) < 0) {
+      return out.Error(StrCat("ERR CONFIG SET failed (possibly related to argument '", name,
+                              "') - argument must be between 0 and 9223372036854775807 inclusive"));
+    }
     if (TuningDefaults().contains(name)) continue;
     bool known = false;
     for (const auto& p : ConfigValues()) known = known || p.first == name;
@@ -141,7 +145,7 @@ void Worker::ConfigSet(const Command& c, resp::Writer& out) {
       shared_.config_set[name] = a[n + 1];
       continue;
     }
-    const int64_t ms = std::max<int64_t>(*ParseInt64(a[n + 1]), 0);  // Redis: <= 0 is no limit
+    const int64_t ms = *ParseInt64(a[n + 1]);  // 0: no limit
     shared_.config_set["busy-reply-threshold"] = shared_.config_set["lua-time-limit"] = std::to_string(ms);
     shared_.script_time_limit_ms.store(static_cast<uint64_t>(ms));
   }

@@ -124,18 +124,22 @@ std::string Worker::CheckCommand(const Session& s, const Command& c) const {
   const std::vector<std::string_view> views = c.Views();
   if (std::string arity = CheckArity(*c.spec, views); !arity.empty()) return arity;
   if (s.internal) return "";
-  // A collection's pages live at the key plus kPageKeyOverhead bytes.
-  const uint64_t max_key = MaxUserKeyBytes();
   for (std::string_view key : KeysOf(*c.spec, views)) {
-    if (key.empty()) return "ERR rampart: empty keys are not supported";
-    if (key.size() > max_key) {
-      return StrCat("ERR rampart: a key of ", key.size(), " bytes is longer than kv.max_key_bytes (",
-                    shared_.config.kv.max_key_bytes, ") less the ", kPageKeyOverhead,
-                    " bytes the proxy adds to name a collection's pages");
-    }
-    if (key.starts_with(kInternalPrefix)) {
-      return "ERR rampart: keys starting with the bytes 00 01 are reserved for collection pages";
-    }
+    if (std::string error = KeyError(key); !error.empty()) return error;
+  }
+  return "";
+}
+
+std::string Worker::KeyError(std::string_view key) const {
+  if (key.empty()) return "ERR rampart: empty keys are not supported";
+  // A collection's pages live at the key plus kPageKeyOverhead bytes.
+  if (key.size() > MaxUserKeyBytes()) {
+    return StrCat("ERR rampart: a key of ", key.size(), " bytes is longer than kv.max_key_bytes (",
+                  shared_.config.kv.max_key_bytes, ") less the ", kPageKeyOverhead,
+                  " bytes the proxy adds to name a collection's pages");
+  }
+  if (key.starts_with(kInternalPrefix)) {
+    return "ERR rampart: keys starting with the bytes 00 01 are reserved for collection pages";
   }
   return "";
 }

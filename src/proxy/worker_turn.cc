@@ -192,8 +192,9 @@ void Worker::ApplyTo(Job& job, DataView& view) {
   if (job.multi) out.Array(job.commands.size());
   for (const Command& c : job.commands) {
     if (ScriptRunner::IsEval(c.spec->name)) {
-      scripts_.Eval(c.Views(), view, out, c.script_keys);
-      // Inside MULTI the block's reply already says which key (no second run).
+      // Inside MULTI a key not in KEYS is an error at its call (a block is not
+      // taken again).
+      scripts_.Eval(c.Views(), view, out, c.script_keys, /*may_run_again=*/!job.multi);
       if (!job.multi && view.missing().empty()) job.undeclared = scripts_.undeclared();
       continue;
     }
@@ -500,13 +501,7 @@ void Worker::FinishJobs(std::vector<Job>& jobs) {
 
 void Worker::RunAgainWithKeys(Job& job) {
   Command& c = job.commands[0];
-  for (std::string& k : job.undeclared) {
-    if (k.size() > MaxUserKeyBytes()) {
-      job.reply = ErrorReply(StrCat("ERR rampart: the script called a command on a key of ", k.size(),
-                                    " bytes; keys are at most ", MaxUserKeyBytes(), " bytes"));
-      job.kind = Job::Kind::kDone;
-      return;
-    }
+  for (std::string& k : job.undeclared) {  // KeyError-checked by the script's run
     if (std::find(c.script_keys.begin(), c.script_keys.end(), k) == c.script_keys.end()) {
       c.script_keys.push_back(std::move(k));
     }
