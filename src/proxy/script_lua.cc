@@ -78,6 +78,16 @@ int RaiseAt(lua_State* L, int level, const char* message) {
   return lua_error(L);
 }
 
+// For a C closure wrapping a function (its upvalue 1): calls that with the
+// closure's arguments; returns the count of results, which are on the stack.
+int CallWrapped(lua_State* L, int results) {
+  const int argc = lua_gettop(L);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, argc, results);
+  return lua_gettop(L);
+}
+
 int ReadonlyNewIndex(lua_State* L) { return RaiseAt(L, 1, "Attempt to modify a readonly table"); }
 
 // __index of the globals: upvalue 1 is the table behind them.
@@ -150,11 +160,7 @@ bool IsReadonly(lua_State* L, int index) {
 // Upvalue 1 is Lua's own.
 int ProtectedSetmetatable(lua_State* L) {
   if (lua_istable(L, 1) && IsReadonly(L, 1)) return RaiseAt(L, 1, "Attempt to modify a readonly table");
-  const int argc = lua_gettop(L);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, argc, 1);
-  return 1;
+  return CallWrapped(L, 1);
 }
 
 // loadstring of text only: a binary chunk (string.dump's output) can be
@@ -168,11 +174,7 @@ int TextLoadstring(lua_State* L) {
     lua_pushliteral(L, "rampart: binary chunks are not loaded");
     return 2;
   }
-  const int argc = lua_gettop(L);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, argc, LUA_MULTRET);
-  return lua_gettop(L);
+  return CallWrapped(L, LUA_MULTRET);
 }
 
 // rawset, refused on the read-only proxies.
@@ -193,12 +195,9 @@ int ProtectedRawset(lua_State* L) {
 // stop (Run::stopped, timed_out) raises again past them.
 int Guarded(lua_State* L) {
   const Impl& impl = ImplOf(L);  // before the call: after it the stack may have no free slot
-  const int n = lua_gettop(L);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, n, LUA_MULTRET);
+  const int results = CallWrapped(L, LUA_MULTRET);
   if (impl.run.stopped || impl.run.timed_out) RaiseStopped(L);
-  return lua_gettop(L);
+  return results;
 }
 
 // pcall as Redis's: Guarded, and an error table with an `err` string comes
@@ -361,10 +360,7 @@ int GuardedEncode(lua_State* L) {
     return luaL_error(L, "rampart: cjson.encode's output could exceed %d MiB", static_cast<int>(kMaxEncodeBytes >> 20));
   }
   lua_settop(L, 1);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, 1, 1);
-  return 1;
+  return CallWrapped(L, 1);
 }
 
 // bit.tohex(x, n): lua-bitop negates n, and -2^31 (any n that is that
@@ -380,11 +376,7 @@ int GuardedToHex(lua_State* L) {
     lua_pushnumber(L, n);
     lua_replace(L, 2);
   }
-  const int argc = lua_gettop(L);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, argc, 1);
-  return 1;
+  return CallWrapped(L, 1);
 }
 
 // cjson.encode_max_depth, decode_max_depth: at most kMaxEncodeDepth (deeper
@@ -395,11 +387,7 @@ int ClampedMaxDepth(lua_State* L) {
     lua_pushinteger(L, kMaxEncodeDepth);
     lua_replace(L, 1);
   }
-  const int argc = lua_gettop(L);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, argc, LUA_MULTRET);
-  return lua_gettop(L);
+  return CallWrapped(L, LUA_MULTRET);
 }
 
 int RedisCall(lua_State* L) { return ImplOf(L).RedisCommand(L, true); }
