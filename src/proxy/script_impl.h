@@ -101,6 +101,16 @@ void PushErrorTable(lua_State* L, std::string_view message);
 void RawField(lua_State* L, int table, const char* name);
 // Raises the error that stops a run that cannot finish (Run::stopped).
 [[noreturn]] void RaiseStopped(lua_State* L);
+// script_sandbox.cc. With Lua's base, string, table and math libraries open
+// in L and `globals` the (absolute) index of the globals' table: opens cjson
+// and bit, guarded, removes the base functions a script may not have, and
+// puts guarded wrappers in place of rawset, unpack, setmetatable,
+// loadstring, pcall, xpcall and coroutine.resume.
+void OpenGuardedLibraries(lua_State* L, int globals);
+// Then, with every library in place: each of them and the globals read-only
+// (a proxy of the globals becomes the thread's globals; the registry's
+// "rampart.globals" is the table behind it).
+void MakeReadOnly(lua_State* L, int globals);
 // Maximum bytes the Lua state of one worker may allocate.
 inline constexpr size_t kMaxLuaBytes = size_t{512} << 20;
 
