@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <limits>
 
 #include "common/status.h"
@@ -227,6 +228,26 @@ const CommandSpec* FindCommand(std::string_view name) {
 }
 
 std::span<const CommandSpec> AllCommands() { return kCommands; }
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+void TimeReply(resp::Writer& out) {
+  const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  out.Array(2);
+  out.Bulk(std::to_string(us / 1'000'000));
+  out.Bulk(std::to_string(us % 1'000'000));
+}
+
+void SelectReply(std::string_view db, resp::Writer& out) {
+  if (db == "0") return out.Simple("OK");
+  out.Error("ERR DB index is out of range");
+}
 
 std::string CheckArity(const CommandSpec& spec, Args args) {
   const int n = static_cast<int>(args.size());

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -45,6 +46,19 @@ struct CommandSpec {
   // the keys, replacing first_key/last_key/key_step. nullptr: those apply.
   std::vector<std::string_view> (*keys_of)(Args args) = nullptr;
 };
+
+// The Redis version the proxy speaks (INFO's redis_version, HELLO's version,
+// a script's redis.REDIS_VERSION), and that as 0x00MMmmpp.
+inline constexpr std::string_view kRedisVersion = "7.0.0";
+inline constexpr int kRedisVersionNum = 0x070000;
+
+// ASCII lower case (command and option names).
+std::string Lower(std::string_view s);
+// The replies of TIME ([unix seconds, microseconds within the second] as
+// bulk strings, the proxy's clock) and SELECT (only DB 0 exists): connection
+// commands without a view that a script may call too.
+void TimeReply(resp::Writer& out);
+void SelectReply(std::string_view db, resp::Writer& out);
 
 // The spec of a command name (any case), or nullptr.
 const CommandSpec* FindCommand(std::string_view name);

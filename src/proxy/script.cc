@@ -14,7 +14,6 @@ extern "C" {
 
 #include <algorithm>
 #include <charconv>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -24,18 +23,6 @@ extern "C" {
 
 namespace rampart::proxy {
 namespace {
-
-uint64_t SteadyMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-std::string LowerAscii(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // The connection commands a script may call (Redis allows these four; the
 // others — CLIENT, CONFIG, AUTH, SUBSCRIBE, WAIT, ... — it refuses).
@@ -61,21 +48,6 @@ std::string RefusalOf(const CommandSpec& spec, bool read_only) {
     return "ERR Write commands are not allowed from read-only scripts.";
   }
   return "";
-}
-
-// SELECT and TIME, which have no Apply function (PING and ECHO have).
-void ConnectionReply(Args args, resp::Writer& out) {
-  if (args[0].size() == 4 && LowerAscii(args[0]) == "time") {
-    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
-                        std::chrono::system_clock::now().time_since_epoch())
-                        .count();
-    out.Array(2);
-    out.Bulk(std::to_string(us / 1000000));
-    out.Bulk(std::to_string(us % 1000000));
-    return;
-  }
-  if (args[1] == "0") return out.Simple("OK");  // SELECT
-  out.Error("ERR DB index is out of range");
 }
 
 // A redis.call argument: a string, or a number formatted as Redis does
@@ -137,24 +109,19 @@ void WriteLuaValue(lua_State* L, resp::Writer& out, int depth) {
   }
   // Each level holds a few stack slots (Lua guarantees a C function only 20).
   if (depth >= kMaxReplyDepth || !lua_checkstack(L, 4)) return out.Error("ERR reached lua stack limit");
-  RawField(L, -1, "err");
-  if (lua_type(L, -1) == LUA_TSTRING) {
-    size_t len = 0;
-    const char* s = lua_tolstring(L, -1, &len);
-    out.Error(std::string_view(s, len));  // as it is ({err = '-x'} is "--x", as Redis sends it)
+  for (const char* field : {"err", "ok"}) {  // an error or a status reply
+    RawField(L, -1, field);
+    const bool is = lua_type(L, -1) == LUA_TSTRING;
+    if (is) {
+      size_t len = 0;
+      const char* text = lua_tolstring(L, -1, &len);
+      const std::string_view s(text, len);
+      // As it is: {err = '-x'} is "--x", as Redis sends it.
+      field[0] == 'e' ? out.Error(s) : out.Simple(s);
+    }
     lua_pop(L, 1);
-    return;
+    if (is) return;
   }
-  lua_pop(L, 1);
-  RawField(L, -1, "ok");
-  if (lua_type(L, -1) == LUA_TSTRING) {
-    size_t len = 0;
-    const char* s = lua_tolstring(L, -1, &len);
-    out.Simple(std::string_view(s, len));
-    lua_pop(L, 1);
-    return;
-  }
-  lua_pop(L, 1);
   size_t n = 0;  // an array up to its first nil
   while (true) {
     lua_rawgeti(L, -1, static_cast<int>(n + 1));
@@ -245,7 +212,7 @@ std::string ScriptCache::Add(std::string_view body) {
 }
 
 std::optional<std::string> ScriptCache::Find(std::string_view sha) const {
-  const std::string key = LowerAscii(sha);
+  const std::string key = Lower(sha);
   std::lock_guard lock(mutex_);
   auto it = bodies_.find(key);
   if (it == bodies_.end()) return std::nullopt;
@@ -377,8 +344,10 @@ void ScriptRunner::Impl::PrepareCall(lua_State* L) {
   resp::Writer out(&c.reply);  // scripts speak RESP2 (redis.setresp(2))
   if (spec->apply != nullptr) {
     spec->apply(c.args, *run.data, out);
+  } else if (spec->name == "time") {  // SELECT and TIME have no Apply (PING and ECHO have)
+    TimeReply(out);
   } else {
-    ConnectionReply(c.args, out);
+    SelectReply(c.args[1], out);
   }
   if (!run.data->missing().empty()) run.stopped = true;
 }
@@ -445,14 +414,23 @@ ScriptRunner::~ScriptRunner() = default;
 const std::vector<std::string>& ScriptRunner::undeclared() const { return impl_->run.undeclared; }
 
 Result<ScriptRunner::Impl::Compiled> ScriptRunner::Impl::CompiledFor(const std::string& sha,
-                                                                   std::string_view body) {
+                                                                   std::optional<std::string_view> body) {
   if (cache_generation != cache.generation()) {  // SCRIPT FLUSH
     for (const auto& [old, c] : compiled) luaL_unref(lua, LUA_REGISTRYINDEX, c.ref);
     compiled.clear();
     cache_generation = cache.generation();
   }
+  // Compiled here since the last FLUSH: the cache has the body (it is added
+  // before the first run), so neither the cache nor the body is needed.
   if (auto it = compiled.find(sha); it != compiled.end()) return it->second;
-  RAMPART_ASSIGN_OR_RETURN(Compiled c, Compile(body));
+  std::optional<std::string> cached;
+  if (!body.has_value()) {
+    cached = cache.Find(sha);
+    if (!cached.has_value()) return NotFound("NOSCRIPT No matching script. Please use EVAL.");
+    body = *cached;
+  }
+  RAMPART_ASSIGN_OR_RETURN(Compiled c, Compile(*body));
+  cache.Add(*body);
   compiled.emplace(sha, c);
   return c;
 }
@@ -461,7 +439,6 @@ void ScriptRunner::Load(std::string_view body, resp::Writer& out) {
   const std::string sha = Sha1Hex(body);
   auto compiled = impl_->CompiledFor(sha, body);
   if (!compiled.ok()) return out.Error(compiled.status().message());
-  impl_->cache.Add(body);
   out.Bulk(sha);
 }
 
@@ -475,7 +452,7 @@ void ScriptRunner::Eval(Args args, DataView& data, resp::Writer& out, std::span<
                         bool may_run_again) {
   Impl& impl = *impl_;
   impl.run = Impl::Run{};
-  const std::string name = LowerAscii(args[0]);
+  const std::string name = Lower(args[0]);
   auto numkeys = ParseInt64(args[2]);
   if (!numkeys.ok()) return out.Error("ERR value is not an integer or out of range");
   if (*numkeys < 0) return out.Error("ERR Number of keys can't be negative");
@@ -483,15 +460,9 @@ void ScriptRunner::Eval(Args args, DataView& data, resp::Writer& out, std::span<
     return out.Error("ERR Number of keys can't be greater than number of args");
   }
   const bool by_sha = name.starts_with("evalsha");
-  const std::string sha = by_sha ? LowerAscii(args[1]) : Sha1Hex(args[1]);
-  std::optional<std::string> body;  // EVALSHA's, from the cache
-  if (by_sha) {
-    body = impl.cache.Find(sha);  // also when compiled here: a FLUSH on another worker forgot it
-    if (!body.has_value()) return out.Error("NOSCRIPT No matching script. Please use EVAL.");
-  }
-  auto compiled = impl.CompiledFor(sha, by_sha ? std::string_view(*body) : args[1]);
+  const std::string sha = by_sha ? Lower(args[1]) : Sha1Hex(args[1]);
+  auto compiled = impl.CompiledFor(sha, by_sha ? std::nullopt : std::optional<std::string_view>(args[1]));
   if (!compiled.ok()) return out.Error(compiled.status().message());
-  if (!by_sha) impl.cache.Add(args[1]);
   const bool ro_command = name.ends_with("_ro");
   if (ro_command && compiled->shebang && !compiled->no_writes) {
     return out.Error("ERR Can not execute a script with write flag using *_ro command.");

@@ -1,13 +1,15 @@
-// Private to script.cc (running a script, the reply conversions) and
-// script_lua.cc (the Lua state: its sandbox and the `redis` library): the
-// runner's state.
+// Private to script.cc (running a script, the reply conversions),
+// script_lua.cc (the Lua state and the `redis` library) and
+// script_sandbox.cc (its read-only globals and guards): the runner's state.
 #pragma once
 
 extern "C" {
 #include <lua.h>
 }
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -64,9 +66,11 @@ struct ScriptRunner::Impl {
   // its flags and compiled as a comment): its entry, or the error reply's
   // text ("ERR Error compiling script (new function): ...").
   Result<Compiled> Compile(std::string_view body);
-  // script.cc: the compiled script of `sha` (compiled from `body` unless this
-  // runner has it since the last SCRIPT FLUSH), or the compile error.
-  Result<Compiled> CompiledFor(const std::string& sha, std::string_view body);
+  // script.cc: the compiled script of `sha`: this runner's since the last
+  // SCRIPT FLUSH, else compiled from `body` (EVAL, SCRIPT LOAD) or from the
+  // cache's (EVALSHA: nullopt) and added to the cache; the compile error, or
+  // NotFound("NOSCRIPT ...") for an EVALSHA of a sha the cache lacks.
+  Result<Compiled> CompiledFor(const std::string& sha, std::optional<std::string_view> body);
   // Sets the globals KEYS and ARGV of the next run; false when Lua ran out
   // of memory doing so (a protected call: nothing raised).
   bool SetKeysAndArgv(Args keys, Args argv);
@@ -111,6 +115,12 @@ void OpenGuardedLibraries(lua_State* L, int globals);
 // (a proxy of the globals becomes the thread's globals; the registry's
 // "rampart.globals" is the table behind it).
 void MakeReadOnly(lua_State* L, int globals);
+// A monotonic clock in ms (a run's deadline).
+inline uint64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 // Maximum bytes the Lua state of one worker may allocate.
 inline constexpr size_t kMaxLuaBytes = size_t{512} << 20;
 

@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include <chrono>
 #include <cstdint>
 #include <new>
 #include <utility>
@@ -31,15 +30,7 @@ namespace {
 
 using Impl = ScriptRunner::Impl;
 
-constexpr char kVersion[] = "7.0.0";  // the protocol level the proxy speaks (INFO's redis_version)
-constexpr int kVersionNum = 0x070000;
 constexpr int kHookEveryInstructions = 10000;
-
-uint64_t SteadyMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // lua_Alloc: malloc bounded by kMaxLuaBytes (a refused allocation is Lua's
 // "not enough memory" error, raised in the script).
@@ -276,7 +267,7 @@ void PushRedisTable(lua_State* L) {
   static constexpr std::pair<const char*, int> kConstants[] = {
       {"LOG_DEBUG", 0}, {"LOG_VERBOSE", 1}, {"LOG_NOTICE", 2},   {"LOG_WARNING", 3},
       {"REPL_NONE", 0}, {"REPL_AOF", 1},    {"REPL_SLAVE", 2},   {"REPL_REPLICA", 2},
-      {"REPL_ALL", 3},  {"REDIS_VERSION_NUM", kVersionNum},
+      {"REPL_ALL", 3},  {"REDIS_VERSION_NUM", kRedisVersionNum},
   };
   lua_newtable(L);
   for (const auto& [name, function] : kFunctions) {
@@ -287,7 +278,7 @@ void PushRedisTable(lua_State* L) {
     lua_pushinteger(L, value);
     lua_setfield(L, -2, name);
   }
-  lua_pushstring(L, kVersion);
+  lua_pushlstring(L, kRedisVersion.data(), kRedisVersion.size());
   lua_setfield(L, -2, "REDIS_VERSION");
 }
 

@@ -76,33 +76,34 @@ int LibraryIndex(lua_State* L) {
   return 1;
 }
 
-// Pushes a read-only proxy of the table at `index` (absolute) and records it
-// in the registry's set of read-only tables. `strict`: reading a missing
-// field raises (the globals). getmetatable() of it gives a read-only proxy
-// of its metatable (so `getmetatable(_G).__index = t` fails as in Redis).
-void PushReadonly(lua_State* L, int index, bool strict) {
+// Pushes a read-only proxy of the table at `index` (absolute), reading it
+// through `reader` (a closure over it: the table is never handed out), and
+// records it in the registry's set of read-only tables. getmetatable() of
+// the proxy gives a read-only proxy of its metatable (so
+// `getmetatable(_G).__index = t` fails as in Redis), or, for that one
+// (`shown_metatable` false), false.
+void PushProxy(lua_State* L, int index, lua_CFunction reader, bool shown_metatable) {
   lua_newtable(L);  // the proxy
   lua_newtable(L);  // its metatable
   const int mt = lua_gettop(L);
-  lua_pushvalue(L, index);  // reached only through a closure: never handed out
-  lua_pushcclosure(L, strict ? GlobalIndex : LibraryIndex, 1);
+  lua_pushvalue(L, index);
+  lua_pushcclosure(L, reader, 1);
   lua_setfield(L, mt, "__index");
   lua_pushcfunction(L, ReadonlyNewIndex);
   lua_setfield(L, mt, "__newindex");
-  lua_newtable(L);  // what getmetatable() shows: a proxy of `mt`
-  lua_newtable(L);
-  lua_pushvalue(L, mt);
-  lua_pushcclosure(L, LibraryIndex, 1);
-  lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, ReadonlyNewIndex);
-  lua_setfield(L, -2, "__newindex");
-  lua_pushboolean(L, 0);
-  lua_setfield(L, -2, "__metatable");
-  lua_setmetatable(L, -2);
-  MarkReadonly(L);
+  if (shown_metatable) {
+    PushProxy(L, mt, LibraryIndex, false);
+  } else {
+    lua_pushboolean(L, 0);
+  }
   lua_setfield(L, mt, "__metatable");
   lua_setmetatable(L, -2);
   MarkReadonly(L);
+}
+
+// `strict`: reading a missing field raises (the globals).
+void PushReadonly(lua_State* L, int index, bool strict) {
+  PushProxy(L, index, strict ? GlobalIndex : LibraryIndex, true);
 }
 
 bool IsReadonly(lua_State* L, int index) {
@@ -264,11 +265,12 @@ int ClampedMaxDepth(lua_State* L) {
   return CallWrapped(L, LUA_MULTRET);
 }
 
-// Replaces field `name` of the table on top with Guarded over it.
-void Guard(lua_State* L, const char* name) {
-  lua_getfield(L, -1, name);
-  lua_pushcclosure(L, Guarded, 1);
-  lua_setfield(L, -2, name);
+// Replaces field `name` of the table at `table` with a closure of `wrapper`
+// over it (CallWrapped).
+void Wrap(lua_State* L, int table, const char* name, lua_CFunction wrapper) {
+  lua_getfield(L, table, name);
+  lua_pushcclosure(L, wrapper, 1);
+  lua_setfield(L, table, name);
 }
 
 }  // namespace
@@ -276,22 +278,16 @@ void Guard(lua_State* L, const char* name) {
 void OpenGuardedLibraries(lua_State* L, int globals) {
   lua_pushcfunction(L, luaopen_cjson);
   lua_call(L, 0, 1);
-  lua_getfield(L, -1, "encode");
-  lua_pushcclosure(L, GuardedEncode, 1);
-  lua_setfield(L, -2, "encode");
-  for (const char* name : {"encode_max_depth", "decode_max_depth"}) {
-    lua_getfield(L, -1, name);
-    lua_pushcclosure(L, ClampedMaxDepth, 1);
-    lua_setfield(L, -2, name);
-  }
+  const int cjson = lua_gettop(L);
+  Wrap(L, cjson, "encode", GuardedEncode);
+  Wrap(L, cjson, "encode_max_depth", ClampedMaxDepth);
+  Wrap(L, cjson, "decode_max_depth", ClampedMaxDepth);
   lua_pushnil(L);  // cjson.new() would make a module without the guards
-  lua_setfield(L, -2, "new");
+  lua_setfield(L, cjson, "new");
   lua_setfield(L, globals, "cjson");
   lua_pushcfunction(L, luaopen_bit);
   lua_call(L, 0, 1);
-  lua_getfield(L, -1, "tohex");
-  lua_pushcclosure(L, GuardedToHex, 1);
-  lua_setfield(L, -2, "tohex");
+  Wrap(L, lua_gettop(L), "tohex", GuardedToHex);
   lua_setfield(L, globals, "bit");
   // `load` reads a chunk in pieces (loadstring, guarded below, is there);
   // newproxy makes userdata with finalizers, which run outside any run's
@@ -305,18 +301,12 @@ void OpenGuardedLibraries(lua_State* L, int globals) {
   lua_setfield(L, globals, "rawset");
   lua_pushcfunction(L, SafeUnpack);
   lua_setfield(L, globals, "unpack");
-  lua_getfield(L, globals, "setmetatable");
-  lua_pushcclosure(L, ProtectedSetmetatable, 1);
-  lua_setfield(L, globals, "setmetatable");
-  lua_getfield(L, globals, "loadstring");
-  lua_pushcclosure(L, TextLoadstring, 1);
-  lua_setfield(L, globals, "loadstring");
-  lua_getfield(L, globals, "pcall");
-  lua_pushcclosure(L, ScriptPcall, 1);
-  lua_setfield(L, globals, "pcall");
-  Guard(L, "xpcall");
+  Wrap(L, globals, "setmetatable", ProtectedSetmetatable);
+  Wrap(L, globals, "loadstring", TextLoadstring);
+  Wrap(L, globals, "pcall", ScriptPcall);
+  Wrap(L, globals, "xpcall", Guarded);
   lua_getfield(L, globals, "coroutine");
-  Guard(L, "resume");
+  Wrap(L, lua_gettop(L), "resume", Guarded);
   lua_pop(L, 1);
 }
 

@@ -3,7 +3,6 @@
 // (DBSIZE, FLUSHDB, FLUSHALL, INFO).
 
 #include <cctype>
-#include <chrono>
 
 #include "common/size.h"
 #include "proxy/glob.h"
@@ -13,7 +12,6 @@ namespace rampart::proxy {
 
 namespace {
 
-constexpr std::string_view kRedisVersion = "7.0.0";  // the protocol level we speak
 
 std::string_view GroupOf(const CommandSpec& spec) {
   const std::string_view n = spec.name;
@@ -62,14 +60,7 @@ void Worker::ConnectionCommand(Session& s, const Command& c, std::string& reply)
     DataView none(NowMs(), 0);  // they touch no data
     return c.spec->apply(c.Views(), none, out);
   }
-  if (name == "time") {  // [unix seconds, microseconds within the second] as bulk strings
-    const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(
-                           std::chrono::system_clock::now().time_since_epoch())
-                           .count();
-    out.Array(2);
-    out.Bulk(std::to_string(us / 1'000'000));
-    return out.Bulk(std::to_string(us % 1'000'000));
-  }
+  if (name == "time") return TimeReply(out);
   if (name == "wait") {
     // WAIT numreplicas timeout: a write is answered only once all of its key's
     // proxy.replicas copies hold it, so the other copies have acknowledged
@@ -88,10 +79,7 @@ void Worker::ConnectionCommand(Session& s, const Command& c, std::string& reply)
     s.closing = true;
     return out.Simple("OK");
   }
-  if (name == "select") {
-    if (a[1] == "0") return out.Simple("OK");
-    return out.Error("ERR DB index is out of range");
-  }
+  if (name == "select") return SelectReply(a[1], out);
   if (name == "auth") {
     if (a.size() > 3) return out.Error("ERR syntax error");
     const std::string& pass = shared_.config.proxy.requirepass;

@@ -6,7 +6,6 @@
 // (docs/proxy.md lists them). Parameters that rampart takes from the cluster
 // file (port, bind, maxclients, maxmemory, requirepass, ...) are refused, as
 // is a parameter Redis does not know.
-#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -22,7 +21,6 @@ const std::map<std::string, std::string, std::less<>>& TuningDefaults() {
       {"activerehashing", "yes"},
       {"appendfsync", "everysec"},
       {"appendonly", "no"},
-      {"busy-reply-threshold", "5000"},
       {"client-output-buffer-limit", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"},
       {"hash-max-listpack-entries", "128"},
       {"hash-max-listpack-value", "64"},
@@ -39,7 +37,6 @@ const std::map<std::string, std::string, std::less<>>& TuningDefaults() {
       {"list-max-listpack-size", "-2"},
       {"list-max-ziplist-size", "-2"},
       {"loglevel", "notice"},
-      {"lua-time-limit", "5000"},
       {"maxmemory-policy", "noeviction"},
       {"maxmemory-samples", "5"},
       {"notify-keyspace-events", ""},
@@ -76,6 +73,9 @@ std::vector<std::pair<std::string, std::string>> Worker::ConfigValues() const {
       {"port", std::to_string(pc.port)},
       {"proto-max-bulk-len", std::to_string(pc.max_bulk_bytes)},
       {"requirepass", pc.requirepass},
+      // Scripts' time limit (script.h): two names of one setting.
+      {"busy-reply-threshold", std::to_string(shared_.script_time_limit_ms.load())},
+      {"lua-time-limit", std::to_string(shared_.script_time_limit_ms.load())},
   };
   std::lock_guard<std::mutex> lock(shared_.config_mutex);
   for (const auto& [name, value] : TuningDefaults()) {
@@ -120,13 +120,12 @@ void Worker::ConfigSet(const Command& c, resp::Writer& out) {
   }
   for (size_t n = 2; n < a.size(); n += 2) {
     const std::string name = Lower(a[n]);
-    if (IsScriptTimeLimit(name) && !ParseInt64(a[n + 1]).ok()) {
-      return out.Error(StrCat("ERR CONFIG SET failed (possibly related to argument '", name,
-                              "') - argument couldn't be parsed into an integer"));
-    }
-    if (IsScriptTimeLimit(name) && *ParseInt64(a[n + 1]) < 0) {
-      return out.Error(StrCat("ERR CONFIG SET failed (possibly related to argument '", name,
-                              "') - argument must be between 0 and 9223372036854775807 inclusive"));
+    if (IsScriptTimeLimit(name)) {
+      const Result<int64_t> ms = ParseInt64(a[n + 1]);
+      if (ms.ok() && *ms >= 0) continue;
+      return out.Error(StrCat("ERR CONFIG SET failed (possibly related to argument '", name, "') - ",
+                              ms.ok() ? "argument must be between 0 and 9223372036854775807 inclusive"
+                                      : "argument couldn't be parsed into an integer"));
     }
     if (TuningDefaults().contains(name)) continue;
     bool known = false;
@@ -141,13 +140,11 @@ void Worker::ConfigSet(const Command& c, resp::Writer& out) {
   std::lock_guard<std::mutex> lock(shared_.config_mutex);
   for (size_t n = 2; n < a.size(); n += 2) {
     const std::string name = Lower(a[n]);
-    if (!IsScriptTimeLimit(name)) {
+    if (IsScriptTimeLimit(name)) {  // 0: no limit; CONFIG GET reads it back from the atomic
+      shared_.script_time_limit_ms.store(static_cast<uint64_t>(*ParseInt64(a[n + 1])));
+    } else {
       shared_.config_set[name] = a[n + 1];
-      continue;
     }
-    const int64_t ms = *ParseInt64(a[n + 1]);  // 0: no limit
-    shared_.config_set["busy-reply-threshold"] = shared_.config_set["lua-time-limit"] = std::to_string(ms);
-    shared_.script_time_limit_ms.store(static_cast<uint64_t>(ms));
   }
   out.Simple("OK");
 }

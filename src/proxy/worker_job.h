@@ -112,8 +112,6 @@ inline constexpr int kMaxScriptReruns = 8;
 bool RefusedAsUnknownFlag(const Status& status);
 // "-message\r\n".
 std::string ErrorReply(std::string_view message);
-// ASCII lower case (command and option names).
-std::string Lower(std::string_view s);
 // Wakes the worker whose eventfd `fd` is (its epoll loop returns); any thread.
 void Poke(int fd);
 // SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE: what a RESP2 connection

@@ -31,12 +31,6 @@ std::string UnknownCommand(const Command& c) {
 
 }  // namespace
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
-
 std::string ErrorReply(std::string_view message) {
   std::string out;
   resp::Writer(&out).Error(message);
