@@ -57,40 +57,10 @@ cleanup() {
   rm -rf "$tmp"
 }
 
-# NODES base ports, each with base .. base+PARTITIONS-1 free on 127.0.0.1. They
-# come from 20000-32767, below the kernel's ephemeral range (32768-60999 here),
-# so the nodes' own outgoing connections cannot take one before it is bound.
+# NODES base ports, each with base .. base+PARTITIONS-1 free on 127.0.0.1,
+# below the kernel's ephemeral range (scripts/free_ports.py says why).
 free_ports() {
-  python3 - "$nodes" "$partitions" <<'PY'
-import random, socket, sys
-nodes, n = int(sys.argv[1]), int(sys.argv[2])
-lo = 20000
-try:
-    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-        hi = min(int(f.read().split()[0]), 65536) - n
-except OSError:
-    hi = 32768 - n
-if hi < lo + 1000:
-    hi = 32768 - n
-bases, used = [], set()
-while len(bases) < nodes:
-    base = random.randrange(lo, hi)
-    ports = range(base, base + n)
-    if used.intersection(ports):
-        continue
-    held, ok = [], True
-    for p in ports:
-        t = socket.socket()
-        try:
-            t.bind(("127.0.0.1", p)); held.append(t)
-        except OSError:
-            ok = False; break
-    for t in held:
-        t.close()
-    if ok:
-        bases.append(base); used.update(ports)
-print(" ".join(map(str, bases)))
-PY
+  python3 scripts/free_ports.py "$nodes" "$partitions"
 }
 
 start_cluster() {  # BACKEND; retried: a port can still be taken between check and bind

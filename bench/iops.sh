@@ -108,7 +108,7 @@ EOF
 
 start_node() {  # ENGINE PATH MIB
   local port
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  port=$(python3 scripts/free_ports.py 1)
   node_config "$1" "$2" "$3" "$port"
   "$bin" --config "$tmp/storage.toml" storage-node --id 0 > "$tmp/node.log" 2>&1 &
   node_pid=$!

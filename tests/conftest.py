@@ -19,12 +19,15 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 import pytest
 import redis
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from free_ports import free_port_bases  # noqa: E402
 RAMPART = pathlib.Path(os.environ.get("RAMPART_BIN", ROOT / "build" / "release" / "rampart"))
 
 READY_TIMEOUT_S = 25  # `up` itself gives up after 20 s
@@ -32,17 +35,9 @@ STOP_TIMEOUT_S = 10   # `up` SIGKILLs its nodes after 5 s
 
 
 def free_ports(n):
-    """n distinct free TCP ports on 127.0.0.1 (held open together, then released)."""
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
+    """n distinct free TCP ports on 127.0.0.1, below the kernel's ephemeral
+    range (scripts/free_ports.py says why)."""
+    return free_port_bases(n)
 
 
 def toml_value(v):

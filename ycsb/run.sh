@@ -263,17 +263,12 @@ cluster_props=()
 if [ $start_cluster = 1 ]; then
   config=$work/cluster.toml
   # 5 free ports (4 nodes, the proxy), and the cluster file with the -c settings merged in.
-  python3 - "$config" "$backend" ${cluster_settings[@]+"${cluster_settings[@]}"} <<'PY'
-import os, re, socket, sys
-path, backend, overrides = sys.argv[1], sys.argv[2], sys.argv[3:]
-socks = []
-for _ in range(5):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.bind(("127.0.0.1", 0))
-    socks.append(s)
-ports = [s.getsockname()[1] for s in socks]
-for s in socks:
-    s.close()
+  python3 - "$config" "$backend" "$ROOT" ${cluster_settings[@]+"${cluster_settings[@]}"} <<'PY'
+import os, re, sys
+path, backend, root, overrides = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+sys.path.insert(0, os.path.join(root, "scripts"))
+from free_ports import free_port_bases  # below the ephemeral range: it says why
+ports = free_port_bases(5)
 sections = {
     "cluster": {"name": '"ycsb"'},
     "transport": {"backend": f'"{backend}"'},

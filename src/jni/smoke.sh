@@ -29,11 +29,7 @@ cleanup() {
 trap cleanup EXIT
 
 # Five free ports: four nodes and one nobody listens on (the dead cluster).
-read -r p0 p1 p2 p3 p4 < <(python3 -c '
-import socket
-socks = [socket.socket() for _ in range(5)]
-for s in socks: s.bind(("127.0.0.1", 0))
-print(*[s.getsockname()[1] for s in socks])')
+read -r p0 p1 p2 p3 p4 < <(python3 "$root/scripts/free_ports.py" 5)
 
 cat > "$work/cluster.toml" <<TOML
 [transport]
