@@ -26,7 +26,7 @@ SYSTEMS = {
     "twemproxy": ("twemproxy + 4 redis", "tab:orange", ""),
     "redis": ("1 redis-server", "tab:gray", ""),
 }
-TESTS = ["SET", "GET", "MSET4", "MGET4", "EVAL"]
+TESTS = ["SET", "GET", "MSET4", "MGET4", "INCR", "EVAL"]
 BASE = "twemproxy"
 OURS, OURS_OFF = "rampart-agg", "rampart-noagg"
 # The targets: rampart (aggregation on) over twemproxy by test, and
@@ -158,6 +158,7 @@ def table(cfg, points):
 def plot(cfg, points, path, logy):
     systems = [s for s in SYSTEMS if any(p["system"] == s for p in points)]
     pipes = sorted({p["pipeline"] for p in points})
+    tests = [t for t in TESTS if any(p["test"] == t for p in points)]  # only those measured
     fig, axes = plt.subplots(1, len(pipes), figsize=(6.5 * len(pipes), 5.6), squeeze=False)
     width = 0.8 / len(systems)
     for ax, p in zip(axes[0], pipes):
@@ -165,7 +166,7 @@ def plot(cfg, points, path, logy):
         for i, s in enumerate(systems):
             label, colour, hatch = SYSTEMS[s]
             xs, ys, errs = [], [], [[], []]
-            for j, t in enumerate(TESTS):
+            for j, t in enumerate(tests):
                 x = find(points, s, t, p)
                 if not x:
                     continue
@@ -180,8 +181,8 @@ def plot(cfg, points, path, logy):
             ax.bar(xs, ys, width, color=colour, hatch=hatch, edgecolor="black", label=label,
                    yerr=errs if multi else None, capsize=3)
             top = max(top, max(ys + [max(find(points, s, t, p).get("runs") or [0])
-                                     for t in TESTS if find(points, s, t, p)]))
-            for xpos, y, t in zip(xs, ys, [t for t in TESTS if find(points, s, t, p)]):
+                                     for t in tests if find(points, s, t, p)]))
+            for xpos, y, t in zip(xs, ys, [t for t in tests if find(points, s, t, p)]):
                 x = find(points, s, t, p)
                 base = rps(find(points, BASE, t, p))
                 text = kfmt(y)
@@ -190,8 +191,8 @@ def plot(cfg, points, path, logy):
                 top_y = max(x["runs"]) if multi and x.get("runs") else y
                 ax.annotate(text, (xpos, top_y), xytext=(0, 2), textcoords="offset points",
                             ha="center", va="bottom", fontsize=6.5)
-        ax.set_xticks(range(len(TESTS)))
-        ax.set_xticklabels(TESTS)
+        ax.set_xticks(range(len(tests)))
+        ax.set_xticklabels(tests)
         ax.set_title(f"-P {p}", fontsize=10)
         if logy:
             ax.set_yscale("log")

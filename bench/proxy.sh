@@ -40,6 +40,7 @@
 #   BACKEND    rampart's transport backend: ucx (default) | tcp
 #   SYSTEMS    subset and order (default "rampart-agg rampart-noagg twemproxy redis")
 #   TESTS      subset of "set get mset4 mget4" (the default, in that order), and
+#              "incr": INCR of counter:__rand_int__ (a read-modify-write), and
 #              "eval": EVAL of a Lua counter with a TTL (INCR of counter:__rand_int__,
 #              EXPIRE 3600 when it is new), the shape of a rate limiter
 #   DATA_DIR   where the durable systems write (default: a fresh directory under
@@ -79,7 +80,7 @@ for s in $systems; do
     *) echo "proxy.sh: unknown system $s in SYSTEMS" >&2; exit 2 ;; esac
 done
 for t in $tests; do
-  case "$t" in set|get|mset4|mget4|eval) ;; *) echo "proxy.sh: unknown test $t in TESTS" >&2; exit 2 ;; esac
+  case "$t" in set|get|mset4|mget4|incr|eval) ;; *) echo "proxy.sh: unknown test $t in TESTS" >&2; exit 2 ;; esac
 done
 for tool in redis-server redis-benchmark redis-cli nutcracker; do
   command -v "$tool" >/dev/null || { echo "proxy.sh: $tool not found (make deps)" >&2; exit 1; }
@@ -366,6 +367,7 @@ run_system() {  # SYSTEM REP
                  key:__rand_int__ xxx key:__rand_int__ xxx ;;
         mget4) bench_point "$system" "$p" "$rep" mget4 MGET key:__rand_int__ key:__rand_int__ \
                  key:__rand_int__ key:__rand_int__ ;;
+        incr) bench_point "$system" "$p" "$rep" incr -t incr ;;
         eval) bench_point "$system" "$p" "$rep" eval EVAL \
                 "local v = redis.call('incr', KEYS[1]) if v == 1 then redis.call('expire', KEYS[1], 3600) end return v" \
                 1 counter:__rand_int__ ;;
@@ -415,10 +417,10 @@ def sh(*cmd):
         return (r.stdout or r.stderr).strip()  # nutcracker --version writes to stderr
     except OSError:
         return ""
-names = {"SET": "SET", "GET": "GET", "MSET": "MSET4", "MGET": "MGET4", "EVAL": "EVAL"}
+names = {"SET": "SET", "GET": "GET", "MSET": "MSET4", "MGET": "MGET4", "INCR": "INCR", "EVAL": "EVAL"}
 points = {}
 for path in sorted(glob.glob(f"{tmp}/*.rep*.csv")):
-    m = re.match(r"(.+)-(set|get|mset4|mget4|eval)-P(\d+)\.rep(\d+)\.csv$", os.path.basename(path))
+    m = re.match(r"(.+)-(set|get|mset4|mget4|incr|eval)-P(\d+)\.rep(\d+)\.csv$", os.path.basename(path))
     system, _, p, rep = m.group(1), m.group(2), int(m.group(3)), int(m.group(4))
     with open(path) as f:
         for row in csv.DictReader(f):

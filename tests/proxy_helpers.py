@@ -225,6 +225,18 @@ def joined(t, out, timeout=10.0):
     return out["value"]
 
 
+def run_threads(fns, timeout=120.0):
+    """Runs each fn() on a thread of its own, joins them all (bounded) and
+    returns their results in order; an exception in any is re-raised (the
+    first in fns' order)."""
+    runs = [in_thread(fn) for fn in fns]
+    deadline = time.monotonic() + timeout
+    for t, _ in runs:
+        t.join(max(0.0, deadline - time.monotonic()))
+    assert not any(t.is_alive() for t, _ in runs), f"threads still running after {timeout} s"
+    return [joined(t, out, timeout=0) for t, out in runs]
+
+
 def blocked_clients(r):
     """INFO clients' blocked_clients of redis-py client r's server."""
     return r.info("clients")["blocked_clients"]

@@ -21,26 +21,12 @@ import time
 import pytest
 import redis
 
-from proxy_helpers import Raw, RespError, client, encode, in_thread, joined, key, r  # noqa: F401
-
-JOIN_TIMEOUT_S = 120
+from proxy_helpers import Raw, RespError, client, encode, key, r, run_threads  # noqa: F401
 
 # Two workers whatever the machine's cores (a 2-core machine gets one by default):
 # clients land on both, so lock waits and the joins of read-modify-writes are
 # also checked across worker threads.
 PROXY_SETTINGS = {"workers": 2}
-
-
-def run_threads(fns, timeout=JOIN_TIMEOUT_S):
-    """Runs each fn() on a thread of its own, joins them all (bounded) and
-    returns their results in order; an exception in any is re-raised (the
-    first in fns' order)."""
-    runs = [in_thread(fn) for fn in fns]
-    deadline = time.monotonic() + timeout
-    for t, _ in runs:
-        t.join(max(0.0, deadline - time.monotonic()))
-    assert not any(t.is_alive() for t, _ in runs), f"threads still running after {timeout} s"
-    return [joined(t, out, timeout=0) for t, out in runs]
 
 
 def exec_aborts(p, k, value):

@@ -243,6 +243,8 @@ class Worker {
   // keys), or "".
   std::string CheckCommand(const Session& s, const Command& c) const;
   Job* LeaderFor(const Job& j, std::vector<Job>& jobs);
+  // Whether a read-modify-write taken in this turn holds one of `slots`.
+  bool HeldByThisTurn(const std::vector<uint32_t>& slots) const;
   // A session whose blocked command a write woke (it runs again this turn).
   bool Woken(const Session& s) const;
   // Whether read job `j` names a key a woken blocked command of this turn

@@ -81,12 +81,20 @@ struct Worker::Job {
   // Whether another read-modify-write may follow this one (see followers):
   // one command, no WATCH, nothing that may block.
   bool Joinable() const;
+  // Whether a read-modify-write of the same session may follow this one in
+  // the turn, or this one follow the session's earlier ones (TurnState):
+  // Joinable, and it reads no key beyond its locked ones (SORT's BY and GET
+  // patterns name keys that an earlier job of the turn may still write).
+  bool Chainable() const;
 };
 
 // What a session did in this turn so far.
 struct TurnState {
   bool wrote = false;  // a write was taken
   bool rmw = false;    // a read-modify-write was taken
+  // Every write taken was a read-modify-write that others may follow
+  // (Job::Chainable): a pipelined one after them may still be taken.
+  bool only_chainable_rmws = true;
   // A WATCH was taken: it records its versions when the turn runs, so an
   // EXEC, DISCARD or UNWATCH after it (which use or clear them at once)
   // waits for the next turn.

@@ -2,8 +2,10 @@
 // "A turn"):
 //  - a session's commands are taken in order, and a command that must see an
 //    earlier one's write waits for the next turn: a read or a
-//    read-modify-write never follows a write of the same session in a turn,
-//    and nothing follows a read-modify-write or a whole-store command;
+//    read-modify-write never follows a blind write of the same session in a
+//    turn, only single read-modify-writes follow a read-modify-write (one on
+//    keys an earlier one holds joins it and runs after it on its view, one on
+//    other keys runs beside it), and nothing follows a whole-store command;
 //  - every write holds its keys' locks (LockTable) from before its read until
 //    its write is done — exclusively for a read-modify-write, shared for a
 //    blind write; a command whose lock is taken waits for a later turn. Blind
@@ -12,6 +14,7 @@
 //    either way (worker_turn.cc may hold one back for the write round).
 //  - a MULTI block that writes is one job: with reads (or WATCH) it reads
 //    first and holds its keys exclusively, like a read-modify-write.
+#include <algorithm>
 #include <cctype>
 
 #include "proxy/internal_keys.h"
@@ -41,6 +44,8 @@ bool Worker::Job::Joinable() const {
   if (multi || watch || !watch_check.empty() || commands.size() != 1) return false;
   return !IsBlocking(*commands[0].spec) && !ScriptRunner::IsEval(commands[0].spec->name);
 }
+
+bool Worker::Job::Chainable() const { return Joinable() && commands[0].spec->name != "sort"; }
 
 std::vector<Worker::Job> Worker::TakeJobs() {
   std::vector<Job> jobs;
@@ -372,7 +377,9 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
       return true;
     }
   } else {
-    if (state.rmw || (j.needs_read && state.wrote)) return put_back();
+    // A session's pipelined INCRs of one turn: each after the one before it.
+    const bool chained = state.rmw && state.only_chainable_rmws && j.needs_read && j.Chainable();
+    if (!chained && (state.rmw || (j.needs_read && state.wrote))) return put_back();
     j.locks = shared_.locks.SlotsOf(j.keys);
     j.lock_mode = j.needs_read ? LockTable::Mode::kExclusive : LockTable::Mode::kShared;
     j.kind = Job::Kind::kWrite;
@@ -380,8 +387,13 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
       Job* leader = LeaderFor(j, jobs);
       if (leader == nullptr) {
         ++shared_.lock_waits;
-        blocked_on_locks_ = true;
-        shared_.waiting_for_locks[index_].store(true);
+        // Held by another worker (or a blind write): look again in a
+        // millisecond. Held by a read-modify-write of this turn (the
+        // session's own earlier INCR, say): free for the next turn.
+        if (!HeldByThisTurn(j.locks)) {
+          blocked_on_locks_ = true;
+          shared_.waiting_for_locks[index_].store(true);
+        }
         return put_back();
       }
       j.locks.clear();
@@ -399,6 +411,7 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
     }
     state.wrote = true;
     state.rmw = state.rmw || j.needs_read;
+    if (j.needs_read && !j.Chainable()) state.only_chainable_rmws = false;
   }
   if (multi) {
     s.in_multi = false;
@@ -431,6 +444,10 @@ Worker::Job* Worker::ReadLeaderFor(const Job& j, std::vector<Job>& jobs) {
   }
   ++shared_.joined_reads;
   return &leader;
+}
+
+bool Worker::HeldByThisTurn(const std::vector<uint32_t>& slots) const {
+  return std::any_of(slots.begin(), slots.end(), [&](uint32_t slot) { return turn_owners_.contains(slot); });
 }
 
 // The read-modify-write of this turn that holds every lock `j` wants, if
