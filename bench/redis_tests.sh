@@ -8,7 +8,7 @@
 # UNIT is a path under tests/unit without .tcl (type/list, keyspace, ...), or
 # with the unit/ prefix; scripting-eval is scripting's EVAL half (below). Default units:
 #   type/string type/incr type/list type/set type/hash type/zset sort keyspace expire multi dump
-#   bitops bitfield hyperloglog scripting-eval
+#   bitops bitfield hyperloglog scripting-eval geo
 #
 # The suite comes from Debian's source package of redis (the same 7.0.15 that
 # Debian's redis-server is built from), fetched once into CACHE:
@@ -72,7 +72,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
-DEFAULT_UNITS="type/string type/incr type/list type/set type/hash type/zset sort keyspace expire multi dump bitops bitfield hyperloglog scripting-eval"
+DEFAULT_UNITS="type/string type/incr type/list type/set type/hash type/zset sort keyspace expire multi dump bitops bitfield hyperloglog scripting-eval geo"
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 

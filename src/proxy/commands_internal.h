@@ -5,7 +5,8 @@
 // commands_copy.cc, hashes in commands_hashes.cc, sets in commands_sets.cc,
 // lists in commands_lists.cc, sorted sets in commands_zsets.cc,
 // commands_zranges.cc and commands_zsetops.cc, the blocking and multi-key
-// pops in commands_blocking.cc, SORT in commands_sort.cc.
+// pops in commands_blocking.cc, SORT in commands_sort.cc, GEO in
+// commands_geo.cc.
 #pragma once
 
 #include <cctype>
@@ -131,6 +132,15 @@ std::vector<std::string_view> MemoryKeys(Args args);
 RAMPART_PROXY_APPLY(DeleteIfExpired);
 RAMPART_PROXY_APPLY(DeleteStalePages);
 std::vector<std::string_view> SweepPagesKeys(Args args);  // the user key: the pages are deleted unread
+RAMPART_PROXY_APPLY(GeoAdd);  // commands_geo.cc
+RAMPART_PROXY_APPLY(GeoPos);
+RAMPART_PROXY_APPLY(GeoHash);
+RAMPART_PROXY_APPLY(GeoDist);
+RAMPART_PROXY_APPLY(GeoRadius);          // GEORADIUS, GEORADIUS_RO
+RAMPART_PROXY_APPLY(GeoRadiusByMember);  // GEORADIUSBYMEMBER, GEORADIUSBYMEMBER_RO
+RAMPART_PROXY_APPLY(GeoSearch);
+RAMPART_PROXY_APPLY(GeoSearchStore);
+std::vector<std::string_view> GeoRadiusKeys(Args args);  // the source, STORE's and STOREDIST's
 RAMPART_PROXY_APPLY(HSet);    // HSET, HMSET
 RAMPART_PROXY_APPLY(HGet);
 RAMPART_PROXY_APPLY(HMGet);

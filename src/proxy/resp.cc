@@ -369,6 +369,14 @@ void Writer::Map(size_t pairs) {
   }
 }
 
+void Writer::DoubleText(std::string_view text) {
+  if (protocol_ == 3) {
+    Header(',', text);
+  } else {
+    Bulk(text);
+  }
+}
+
 void Writer::Double(double d) {
   char buf[32];
   std::string_view text;
@@ -380,11 +388,7 @@ void Writer::Double(double d) {
     auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), d);
     text = std::string_view(buf, end - buf);
   }
-  if (protocol_ == 3) {
-    Header(',', text);
-  } else {
-    Bulk(text);
-  }
+  DoubleText(text);
 }
 
 }  // namespace rampart::proxy::resp

@@ -123,6 +123,9 @@ class Writer {
   // RESP3 ",1.5\r\n", RESP2 the bulk string "1.5". Shortest text that reads
   // back as d (std::to_chars); "inf", "-inf", "nan".
   void Double(double d);
+  // A double already formatted (GEOPOS's coordinates in Redis's human long
+  // double form): RESP3 ",text\r\n", RESP2 the bulk string.
+  void DoubleText(std::string_view text);
 
   std::string* out() { return out_; }
 
