@@ -68,31 +68,16 @@ PY
 }
 
 rampart() {  # NAME LOG
-  local p cfg="$tmp/cluster.toml" id
-  nodes=5 partitions=1
-  read -r -a p <<< "$(free_ports)"
-  {
-    printf '[cluster]\nname = "big-values"\n'
-    printf '[kv]\npartitions_per_node = 1\nlog = "%s"\ndata_dir = "%s"\n' "$2" "$tmp/data-$RANDOM"
-    printf '[proxy]\nport = %d\n' "${p[4]}"
-    for id in 0 1 2 3; do printf '[[nodes]]\nid = %d\nhost = "127.0.0.1"\nport = %d\n' "$id" "${p[$id]}"; done
-  } > "$cfg"
-  start_up "$cfg"
-  wait_up_ready || { cat "$tmp/up.log" >&2; exit 1; }
-  point "$1" "${p[4]}"
+  start_proxy_cluster big-values "log = \"$2\""
+  point "$1" "$proxy_port"
   stop_cluster
 }
 
 redis() {  # NAME ARGS...
-  local name=$1 port dir
+  local name=$1
   shift
-  nodes=1 partitions=1
-  port=$(free_ports)
-  dir=$(mktemp -d -p "$tmp")
-  redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --daemonize no --logfile "$tmp/redis.log" "$@" &
-  redis_pid=$!
-  wait_ping "$port" redis-server "$redis_pid"
-  point "$name" "$port"
+  start_redis_server "$@"
+  point "$name" "$redis_port"
   stop_pid "$redis_pid"
   redis_pid=""
 }

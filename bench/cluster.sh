@@ -7,6 +7,13 @@
 #                            $cluster_name), starts `rampart up` on it and
 #                            waits for "ready"; sets $config. Retried: a port
 #                            can be taken between the check and the bind.
+#   start_proxy_cluster NAME [LINE...]
+#                            `rampart up` with 4 kv-nodes x 1 partition and the proxy,
+#                            every other setting at its default (LINEs: more
+#                            "key = value" lines for [kv]); sets $proxy_port
+#   start_redis_server [ARG...]
+#                            one redis-server with ARGs (e.g. --save ""); sets
+#                            $redis_port and $redis_pid (stop it with stop_pid)
 #   start_up FILE, wait_up_ready
 #                            the two steps of start_cluster, for callers that
 #                            write their own cluster file
@@ -144,6 +151,32 @@ stop_up_children() {  # after `up` itself had to be killed: SIGKILL the children
       kill -KILL "$child" 2>/dev/null || true
     fi
   done
+}
+
+start_proxy_cluster() {  # NAME [KV_LINE...]
+  local name=$1 p cfg="$tmp/cluster-$1.toml" id line
+  shift
+  nodes=5 partitions=1
+  read -r -a p <<< "$(free_ports)"
+  {
+    printf '[cluster]\nname = "%s"\n[kv]\npartitions_per_node = 1\ndata_dir = "%s"\n' "$name" "$tmp/data-$name-$RANDOM"
+    for line in "$@"; do printf '%s\n' "$line"; done
+    printf '[proxy]\nport = %d\n' "${p[4]}"
+    for id in 0 1 2 3; do printf '[[nodes]]\nid = %d\nhost = "127.0.0.1"\nport = %d\n' "$id" "${p[$id]}"; done
+  } > "$cfg"
+  start_up "$cfg"
+  wait_up_ready || { cat "$tmp/up.log" >&2; exit 1; }
+  proxy_port=${p[4]}
+}
+
+start_redis_server() {  # [ARG...]
+  local dir
+  nodes=1 partitions=1
+  redis_port=$(free_ports)
+  dir=$(mktemp -d -p "$tmp")
+  redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$dir" --daemonize no --logfile "$tmp/redis.log" "$@" &
+  redis_pid=$!
+  wait_ping "$redis_port" redis-server "$redis_pid"
 }
 
 stop_cluster() {

@@ -28,35 +28,6 @@ trap 'stop_cluster; [ -z "$redis_pid" ] || stop_pid "$redis_pid"; rm -rf "$tmp"'
 mkdir -p "$out"
 rm -f "$out"/*.txt "$out"/*.json "$out"/*.png
 
-start_rampart() {  # sets $port
-  local p cfg="$tmp/cluster.toml" id
-  nodes=5 partitions=1
-  read -r -a p <<< "$(free_ports)"
-  {
-    printf '[cluster]\nname = "ycsb-redis"\n'
-    printf '[kv]\npartitions_per_node = 1\ndata_dir = "%s"\n' "$tmp/rampart-data"
-    printf '[proxy]\nport = %d\n' "${p[4]}"
-    for id in 0 1 2 3; do printf '[[nodes]]\nid = %d\nhost = "127.0.0.1"\nport = %d\n' "$id" "${p[$id]}"; done
-  } > "$cfg"
-  start_up "$cfg"
-  wait_up_ready || { cat "$tmp/up.log" >&2; exit 1; }
-  port=${p[4]}
-}
-
-start_redis() {  # sets $port
-  nodes=1 partitions=1
-  port=$(free_ports)
-  redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
-    --logfile "$tmp/redis.log" &
-  redis_pid=$!
-  for _ in $(seq 1 100); do
-    [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && return 0
-    sleep 0.1
-  done
-  echo "ycsb_redis.sh: redis-server did not start" >&2
-  exit 1
-}
-
 run_system() {  # NAME
   local name=$1 w args
   for w in "${workloads[@]}"; do
@@ -69,10 +40,12 @@ run_system() {  # NAME
   done
 }
 
-start_rampart
+start_proxy_cluster ycsb-redis
+port=$proxy_port
 run_system rampart
 stop_cluster
-start_redis
+start_redis_server --save "" --appendonly no
+port=$redis_port
 run_system redis
 stop_pid "$redis_pid"
 redis_pid=""
