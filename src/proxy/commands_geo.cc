@@ -3,6 +3,7 @@
 // set scored by their geohash (proxy/geohash.h), with Redis 7.0's options,
 // replies and error texts, in the order Redis checks them.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "proxy/commands_internal.h"
@@ -63,10 +64,16 @@ Status ParseBox(std::string_view width, std::string_view height, std::string_vie
   return Status::Ok();
 }
 
-// A distance as Redis replies it: four decimals.
-void ReplyDistance(resp::Writer& out, double meters_in_unit) {
-  char buf[128];
-  const int n = std::snprintf(buf, sizeof buf, "%.4f", meters_in_unit);
+// A distance as Redis 7.0 replies it: four decimals of d * 10^4 rounded to
+// an integer (llrint: ties to even), which can differ from "%.4f" in the
+// last digit.
+void ReplyDistance(resp::Writer& out, double d) {
+  const long long scaled = std::llrint(d * 10000.0);
+  const unsigned long long magnitude = scaled < 0 ? 0ULL - static_cast<unsigned long long>(scaled)
+                                                  : static_cast<unsigned long long>(scaled);
+  char buf[64];
+  const int n = std::snprintf(buf, sizeof buf, "%s%llu.%04llu", scaled < 0 ? "-" : "", magnitude / 10000,
+                              magnitude % 10000);
   out.Bulk(std::string_view(buf, static_cast<size_t>(n)));
 }
 
@@ -180,20 +187,32 @@ Status ParseOptions(Args args, size_t first, Form form, std::optional<Zset>& src
   return Status::Ok();
 }
 
-// The members inside the shape, in scan order (by cell, then score, then
-// member); with ANY at most `count`.
-Result<std::vector<Found>> MembersWithin(Zset& z, const Search& q) {
-  const std::vector<geo::ScoreRange> cells = geo::SearchRanges(q.shape);
+// The ranks of each cell's members in the by-score tree.
+Result<std::vector<RankRange>> CellRanks(Zset& z, const Search& q) {
   std::vector<RankRange> ranks;
   Gather pages;  // every cell's path in one read round
-  for (const geo::ScoreRange& cell : cells) {
+  for (const geo::ScoreRange& cell : geo::SearchRanges(q.shape)) {
     auto r = ScoreRanks(z.by_score(), ScoreBound{static_cast<double>(cell.min), false},
                         ScoreBound{static_cast<double>(cell.max), true});
     if (pages.Add(r.status())) ranks.push_back(*r);
   }
   RAMPART_RETURN_IF_ERROR(pages.status());
+  return ranks;
+}
+
+// The members inside the shape among the first `budget` members of the
+// cells in scan order (nullopt: all), in that order (by cell, then score,
+// then member); with ANY at most `count`.
+Result<std::vector<Found>> MembersWithin(Zset& z, const Search& q, const std::vector<RankRange>& ranks,
+                                         std::optional<uint64_t> budget) {
   std::vector<Zset::Scored> members;
-  for (const RankRange& r : ranks) {
+  Gather pages;  // every cell's leaves in one read round
+  for (RankRange r : ranks) {
+    if (budget.has_value()) {
+      if (*budget == 0) break;
+      r.last = std::min(r.last, r.first + *budget);
+      *budget -= r.size();
+    }
     auto items = z.ScoreOrderRange(r, /*reverse=*/false);
     if (pages.Add(items.status())) members.push_back(std::move(*items));
   }
@@ -210,6 +229,23 @@ Result<std::vector<Found>> MembersWithin(Zset& z, const Search& q) {
     }
   }
   return found;
+}
+
+// What the search finds. With ANY, the first members in scan order are read
+// first and all of them only if those held too few matches, so that ANY
+// COUNT 1 over a continent reads a few pages (Redis stops at the count).
+Result<std::vector<Found>> Find(Zset& z, const Search& q) {
+  RAMPART_ASSIGN_OR_RETURN(std::vector<RankRange> ranks, CellRanks(z, q));
+  if (q.any) {
+    uint64_t total = 0;
+    for (const RankRange& r : ranks) total += r.size();
+    const uint64_t first = std::max<uint64_t>(256, 4 * static_cast<uint64_t>(q.count));
+    if (first < total) {
+      RAMPART_ASSIGN_OR_RETURN(std::vector<Found> found, MembersWithin(z, q, ranks, first));
+      if (found.size() >= static_cast<size_t>(q.count)) return found;
+    }
+  }
+  return MembersWithin(z, q, ranks, std::nullopt);
 }
 
 void ReplyFound(resp::Writer& out, const Search& q, const std::vector<Found>& found, size_t n) {
@@ -283,7 +319,7 @@ void GeoSearchGeneric(Args args, DataView& data, resp::Writer& out, Form form) {
   }
   // COUNT without ANY keeps the nearest: sorted.
   if (q.count != 0 && q.sort == Search::Sort::kNone && !q.any) q.sort = Search::Sort::kAsc;
-  auto found = MembersWithin(**src, q);
+  auto found = Find(**src, q);
   if (ReplyIfError(found.status(), out)) return;
   if (q.sort != Search::Sort::kNone) {
     const bool asc = q.sort == Search::Sort::kAsc;
@@ -407,16 +443,14 @@ void GeoSearchStore(Args args, DataView& data, resp::Writer& out) {
 }
 
 // GEORADIUS key lon lat radius unit ... and GEORADIUSBYMEMBER key member
-// radius unit ...: the source, and the keys after STORE and STOREDIST.
+// radius unit ...: the source, and the keys after STORE and STOREDIST,
+// searched for from the sixth argument on as Redis does. Given twice, the
+// last is the one written; Redis's COMMAND GETKEYS names the first only,
+// rampart locks (and names) both.
 std::vector<std::string_view> GeoRadiusKeys(Args args) {
   std::vector<std::string_view> keys{args[1]};
-  const size_t first = FindCommand(args[0])->name.starts_with("georadiusbymember") ? 5 : 6;
-  for (size_t i = first; i + 1 < args.size(); ++i) {
-    if (EqualsNoCase(args[i], "store") || EqualsNoCase(args[i], "storedist")) {
-      keys.push_back(args[++i]);
-    } else if (EqualsNoCase(args[i], "count")) {
-      ++i;  // its number is no keyword
-    }
+  for (size_t i = 5; i + 1 < args.size(); ++i) {
+    if (EqualsNoCase(args[i], "store") || EqualsNoCase(args[i], "storedist")) keys.push_back(args[++i]);
   }
   return keys;
 }

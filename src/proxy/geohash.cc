@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <numbers>
 
 namespace rampart::proxy::geo {
@@ -153,11 +152,25 @@ bool Valid(LonLat p) { return !(p.lon < kLonMin || p.lon > kLonMax || p.lat < kL
 
 uint64_t ScoreOf(LonLat p) { return Align52(Encode(kLonRange, kLatRange, p, kMaxStep)); }
 
+namespace {
+
+// A score as redis-server on x86-64 turns it into bits (a C cast, which
+// there truncates through a signed conversion): a negative score wraps
+// around, one of 2^64 or more (or +inf) becomes 0, -inf and those below
+// -2^63 become 2^63. Only scores ZADD wrote, not GEOADD, are any of these.
+uint64_t BitsOf(double score) {
+  constexpr double kTwo63 = 9223372036854775808.0;
+  if (score >= kTwo63) {
+    return score - kTwo63 >= kTwo63 ? 0 : static_cast<uint64_t>(static_cast<int64_t>(score - kTwo63)) ^ (1ULL << 63);
+  }
+  if (!(score > -kTwo63)) return 1ULL << 63;  // -inf, far below, NaN
+  return static_cast<uint64_t>(static_cast<int64_t>(score));
+}
+
+}  // namespace
+
 LonLat PositionOf(double score) {
-  // A score no GEOADD wrote (ZADD put it there) is read as Redis reads it
-  // where it can be; out of range or NaN as 0.
-  const bool in_range = score >= 0 && score < static_cast<double>(std::numeric_limits<uint64_t>::max());
-  const Area a = Decode(Cell{in_range ? static_cast<uint64_t>(score) : 0, kMaxStep});
+  const Area a = Decode(Cell{BitsOf(score), kMaxStep});
   return LonLat{std::clamp((a.lon.min + a.lon.max) / 2, kLonMin, kLonMax),
                 std::clamp((a.lat.min + a.lat.max) / 2, kLatMin, kLatMax)};
 }
