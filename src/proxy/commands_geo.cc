@@ -15,8 +15,6 @@ namespace {
 using geo::LonLat;
 using geo::Shape;
 
-Status SyntaxError() { return InvalidArgument("ERR syntax error"); }
-
 // m, km, ft, mi (any case) in meters.
 Result<double> ParseUnit(std::string_view unit) {
   if (EqualsNoCase(unit, "m")) return 1.0;
@@ -170,7 +168,7 @@ Status ParseOptions(Args args, size_t first, Form form, std::optional<Zset>& src
       by_box = true;
       i += 3;
     } else {
-      return SyntaxError();
+      return InvalidArgument("ERR syntax error");
     }
   }
   if (q.store.has_value() && (q.with_dist || q.with_hash || q.with_coord)) {

@@ -380,6 +380,8 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
     // A session's pipelined INCRs of one turn: each after the one before it.
     const bool chained = state.rmw && state.only_chainable_rmws && j.needs_read && j.Chainable();
     if (!chained && (state.rmw || (j.needs_read && state.wrote))) return put_back();
+    // Whether it is taken as a follower or as a job of its own.
+    if (j.needs_read && !j.Chainable()) state.only_chainable_rmws = false;
     j.locks = shared_.locks.SlotsOf(j.keys);
     j.lock_mode = j.needs_read ? LockTable::Mode::kExclusive : LockTable::Mode::kShared;
     j.kind = Job::Kind::kWrite;
@@ -411,7 +413,6 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
     }
     state.wrote = true;
     state.rmw = state.rmw || j.needs_read;
-    if (j.needs_read && !j.Chainable()) state.only_chainable_rmws = false;
   }
   if (multi) {
     s.in_multi = false;
