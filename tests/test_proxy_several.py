@@ -27,14 +27,14 @@ OPS_PER_CLIENT = 400
 DEADLINE_S = 60  # every client stops by then, done or not
 
 
-def run_two_proxies(backend, tmp_path, password=None):
+def run_two_proxies(backend, tmp_path, password=None, settings=""):
     """`rampart up` of 4 kv-nodes and two [[proxies]] on 127.0.0.1 (one worker
-    each; with `password`, proxy.requirepass): yields the Cluster, with
-    proxy_ports."""
+    each; with `password`, proxy.requirepass; `settings`: more [proxy] lines):
+    yields the Cluster, with proxy_ports."""
     c = Cluster(backend, tmp_path)
     text = c.config.read_text()
     proxy_ports = free_ports(2)
-    settings = "workers = 1\n" + (f'requirepass = "{password}"\n' if password else "")
+    settings = "workers = 1\n" + (f'requirepass = "{password}"\n' if password else "") + settings
     text = text.replace("[proxy]\nenabled = false\n", "[proxy]\n" + settings)
     for i, port in enumerate(proxy_ports):
         text += f'[[proxies]]\nid = {i}\nhost = "127.0.0.1"\nport = {port}\n'
@@ -298,6 +298,37 @@ def crosses(publisher, subscriber, channel, message):
         m = p.get_message(timeout=0.5)
     p.close()
     return m is not None and m["data"] == message
+
+
+def test_keyspace_events_reach_subscribers_of_every_proxy(tmp_path):
+    """proxy.notify_keyspace_events in the cluster file turns notifications on
+    for both proxies from their start; a write through either proxy sends its
+    events to the subscribers of both, each proxy's in its order."""
+    for cluster in run_two_proxies("tcp", tmp_path, settings='notify_keyspace_events = "KEl"\n'):
+        a, b = clients(cluster)
+        wait_linked((a, b))
+        assert a.config_get("notify-keyspace-events") == b.config_get("notify-keyspace-events") == \
+            {"notify-keyspace-events": "lKE"}
+        subs = []
+        for c in (a, b):
+            p = c.pubsub(ignore_subscribe_messages=True)
+            p.psubscribe("__keyevent@0__:*")
+            subs.append(p)
+        a.set("several:ev:s", "v")  # class $: not asked for
+        for i in range(20):
+            a.lpush("several:ev:a", i)
+            b.rpush("several:ev:b", i)
+        want = {("__keyevent@0__:lpush", "several:ev:a"): 20, ("__keyevent@0__:rpush", "several:ev:b"): 20}
+        for p in subs:
+            got = {}
+            deadline = time.monotonic() + 10
+            while sum(got.values()) < 40 and time.monotonic() < deadline:
+                m = p.get_message(timeout=0.5)
+                if m is not None:
+                    key = (m["channel"], m["data"])
+                    got[key] = got.get(key, 0) + 1
+            p.close()
+            assert got == want
 
 
 def test_publish_links_authenticate_with_the_proxies_password(tmp_path):

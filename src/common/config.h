@@ -150,6 +150,7 @@ struct ProxyConfig {
   uint32_t vnodes = 160;               // 1..4096: points per node on the consistent-hash ring
   std::string isolation = "ramp";      // choice: ramp | none  (none: for showing the read-atomic checker catches fractured reads)
   std::string requirepass;             // AUTH password; empty = no AUTH needed
+  std::string notify_keyspace_events;  // Redis's notify-keyspace-events classes at start; empty = none
   uint64_t max_bulk_bytes = 512 * kMiB; // size 1B..4GiB: largest bulk string of a request (like proto-max-bulk-len)
   uint32_t max_array_elements = 1048576; // 1..2147483647: elements of one request array
   uint64_t max_inline_bytes = 64 * kKiB; // size 1KiB..1GiB: longest inline command line

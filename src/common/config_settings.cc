@@ -41,6 +41,12 @@ constexpr std::string_view kStorageEngines[] = {"auto", "threads", "uring", "inl
 constexpr std::string_view kLogModes[] = {"none", "dir", "volume"};
 constexpr std::string_view kSyncPolicies[] = {"always", "interval"};
 
+// Redis's notify-keyspace-events classes (proxy/notify.h parses them).
+std::string CheckKeyspaceEvents(std::string_view value) {
+  if (value.find_first_not_of("Ag$lshzxeKEtmdn") == std::string_view::npos) return "";
+  return "may contain only the event class characters of Redis's notify-keyspace-events: Ag$lshzxeKEtmdn";
+}
+
 std::string CheckNotEmpty(std::string_view value) {
   return value.empty() ? "must not be empty" : "";
 }
@@ -335,6 +341,13 @@ const Setting<ClusterConfig> kClusterSettings[] = {
      .field = RAMPART_FIELD(ClusterConfig, proxy.requirepass),
      .doc = "Password clients must give with AUTH before any other command; empty: no AUTH "
             "needed."},
+    {.key = "proxy.notify_keyspace_events",
+     .kind = Kind::kString,
+     .field = RAMPART_FIELD(ClusterConfig, proxy.notify_keyspace_events),
+     .doc = "Keyspace notifications at start, as Redis's `notify-keyspace-events` (e.g. `\"KEA\"`; "
+            "docs/proxy.md, \"Keyspace notifications\"); empty: none. `CONFIG SET "
+            "notify-keyspace-events` changes it on one proxy until it restarts.",
+     .check = CheckKeyspaceEvents},
     {.key = "proxy.max_bulk_bytes",
      .kind = Kind::kSize,
      .field = RAMPART_FIELD(ClusterConfig, proxy.max_bulk_bytes),

@@ -382,6 +382,9 @@ TEST(ConfigErrorTest, ProxyTypesChoicesAndStrings) {
             "\"64MiB\"), got boolean false");
   EXPECT_EQ(ErrorOf("[proxy]\nrequirepass = false\n"),
             "c.toml:2:15: proxy.requirepass must be a string, got boolean false");
+  EXPECT_EQ(ErrorOf("[proxy]\nnotify_keyspace_events = \"KEQ\"\n"),
+            "c.toml:2:26: proxy.notify_keyspace_events may contain only the event class characters of "
+            "Redis's notify-keyspace-events: Ag$lshzxeKEtmdn, got \"KEQ\"");
   EXPECT_EQ(ErrorOf("[proxy]\nisolation = \"s2pl\"\n"),
             "c.toml:2:13: proxy.isolation must be \"ramp\" or \"none\", got \"s2pl\"");
   EXPECT_EQ(ErrorOf("[proxy]\nhost = \"\"\n"),

@@ -7,6 +7,7 @@
 
 #include "common/status.h"
 #include "proxy/commands_internal.h"
+#include "proxy/notify.h"
 
 namespace rampart::proxy {
 namespace {
@@ -299,6 +300,22 @@ bool ReplyIfError(const Status& s, resp::Writer& out) {
   if (s.ok()) return false;
   out.Error(s.message());
   return true;
+}
+
+void NotifyKeyMiss(DataView& data, std::string_view key) { data.Notify(notify::kKeyMiss, "keymiss", key); }
+
+void NotifyStored(DataView& data, uint32_t cls, std::string_view event, std::string_view key, bool stored,
+                  bool existed) {
+  if (stored) {
+    data.Notify(cls, event, key);
+  } else if (existed) {
+    data.Notify(notify::kGeneric, "del", key);
+  }
+}
+
+bool HoldsValue(const DataView& data, std::string_view key) {
+  auto v = data.FindStored(key);
+  return !v.ok() || v->has_value();
 }
 
 Result<int64_t> ParseRandomCount(std::string_view s) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "proxy/commands_internal.h"
+#include "proxy/notify.h"
 
 namespace rampart::proxy::internal {
 namespace {
@@ -181,7 +182,8 @@ std::optional<int64_t> WriteField(std::string& s, const FieldOp& op) {
 // BITOP AND|OR|XOR|NOT destkey key [key ...]: the sources combined byte by
 // byte, the shorter read as padded with zeros, written at destkey without
 // expiry (an empty result deletes destkey); its length. A missing source is
-// an empty string; another type answers WRONGTYPE.
+// an empty string ("keymiss", as Redis reads it); another type answers
+// WRONGTYPE. Sends "set" on destkey, or "del" when an empty result deleted it.
 void BitOp(Args args, DataView& data, resp::Writer& out) {
   enum class Op { kAnd, kOr, kXor, kNot };
   Op op;
@@ -208,6 +210,7 @@ void BitOp(Args args, DataView& data, resp::Writer& out) {
       if (v.status().code() == StatusCode::kUnavailable) continue;
       return out.Error(v.status().message());  // WRONGTYPE, damage: at once
     }
+    if (!v->has_value()) NotifyKeyMiss(data, args[n]);
     sources.push_back(v->has_value() ? (*v)->payload : std::string_view());
     longest = std::max(longest, sources.back().size());
   }
@@ -222,11 +225,13 @@ void BitOp(Args args, DataView& data, resp::Writer& out) {
     }
     result[i] = static_cast<char>(op == Op::kNot ? ~byte : byte);
   }
+  const bool existed = HoldsValue(data, args[2]);
   if (longest == 0) {
     data.Delete(args[2]);
   } else {
     data.Put(args[2], EncodeString(result, 0));
   }
+  NotifyStored(data, notify::kString, "set", args[2], longest > 0, existed);
   out.Integer(static_cast<int64_t>(longest));
 }
 
@@ -235,7 +240,8 @@ void BitOp(Args args, DataView& data, resp::Writer& out) {
 // increment] [OVERFLOW WRAP|SAT|FAIL] ..., and BITFIELD_RO key [GET type
 // offset] ...: one reply per GET, SET and INCRBY. A write first grows the
 // string (with zero bytes) to its farthest field, as Redis does, even when
-// FAIL then keeps every write out; the expiry stays.
+// FAIL then keeps every write out; the expiry stays. "setbit" when a SET or
+// INCRBY not refused by FAIL changed its field or found the string grown.
 void BitField(Args args, DataView& data, resp::Writer& out) {
   auto ops = ParseFieldOps(args);
   if (ReplyIfError(ops.status(), out)) return;
@@ -248,10 +254,15 @@ void BitField(Args args, DataView& data, resp::Writer& out) {
   }
   auto v = data.FindTyped(args[1], ValueType::kString);
   if (ReplyIfError(v.status(), out)) return;
+  // Without writes Redis reads the key as a read command does (the worker
+  // notes BITFIELD_RO's keymiss).
+  if (reach == 0 && !v->has_value() && EqualsNoCase(args[0], "bitfield")) {
+    NotifyKeyMiss(data, args[1]);
+  }
   std::string s(v->has_value() ? (*v)->payload : std::string_view());
   const bool grown = reach > s.size();
   if (grown) s.resize(reach, '\0');
-  bool changed = grown;
+  bool changed = false;  // Redis's `changes`
   out.Array(ops->size());
   for (const FieldOp& op : *ops) {
     if (op.kind == FieldOp::Kind::kGet) {
@@ -265,10 +276,11 @@ void BitField(Args args, DataView& data, resp::Writer& out) {
       out.Null();
       continue;
     }
-    changed = changed || s.compare(op.offset >> 3, before.size(), before) != 0;
+    changed = changed || grown || s.compare(op.offset >> 3, before.size(), before) != 0;
     out.Integer(*reply);
   }
-  if (changed) data.Put(args[1], EncodeString(s, v->has_value() ? (*v)->expire_at_ms : 0));
+  if (grown || changed) data.Put(args[1], EncodeString(s, v->has_value() ? (*v)->expire_at_ms : 0));
+  if (changed) data.Notify(notify::kString, "setbit", args[1]);
 }
 
 }  // namespace rampart::proxy::internal

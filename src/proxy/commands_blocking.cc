@@ -5,6 +5,11 @@
 // session (DataView::Block; worker_block.cc), which runs it again after a
 // write to one of its keys or answers a null at the timeout. Inside MULTI
 // (the view may not block) it answers the null at once, as Redis does.
+//
+// The keyspace events are recorded by the cores (PopElements, MoveElement,
+// PopScored) when they change something: a served command sends what its
+// non-blocking twin sends, as Redis's serveClientBlockedOnList does, and a
+// run that parks sends nothing.
 #include <cmath>
 #include <cstdlib>
 

@@ -13,6 +13,7 @@
 #include "proxy/collection.h"
 #include "proxy/commands_internal.h"
 #include "proxy/internal_keys.h"
+#include "proxy/notify.h"
 #include "proxy/redis_dump.h"
 
 namespace rampart::proxy::internal {
@@ -61,9 +62,12 @@ Result<bool> CopyValue(DataView& data, std::string_view source, std::string_view
   return true;
 }
 
-bool Exists(DataView& data, std::string_view key) {
-  auto v = data.FindStored(key);  // a long string's chunks need not be read
-  return !v.ok() || v->has_value();
+// Redis replaces a destination that `existed` by deleting it and adding the
+// new value (dbDelete, dbAdd), so it sends "new" even then, where
+// DataView::Put sends it only over a key without a live value. REQUIRES: the
+// new value was just written at `key`.
+void NotifyReplaced(DataView& data, std::string_view key, bool existed) {
+  if (existed) data.Notify(notify::kNew, "new", key);
 }
 
 // OBJECT ENCODING's answer, as Redis 7.0 names its encodings.
@@ -86,7 +90,8 @@ Result<std::string> EncodingOf(DataView& data, std::string_view key, const Store
 
 }  // namespace
 
-// COPY source destination [DB db] [REPLACE]
+// COPY source destination [DB db] [REPLACE]: "copy_to" on the destination.
+// Redis reads the source first, as a read command does ("keymiss").
 void Copy(Args args, DataView& data, resp::Writer& out) {
   bool replace = false;
   for (size_t n = 3; n < args.size(); ++n) {
@@ -101,22 +106,36 @@ void Copy(Args args, DataView& data, resp::Writer& out) {
     }
   }
   if (args[1] == args[2]) return out.Error("ERR source and destination objects are the same");
-  if (!replace && Exists(data, args[2])) return out.Integer(0);
+  if (!HoldsValue(data, args[1])) {
+    NotifyKeyMiss(data, args[1]);
+    return out.Integer(0);
+  }
+  const bool existed = HoldsValue(data, args[2]);
+  if (!replace && existed) return out.Integer(0);
   auto copied = CopyValue(data, args[1], args[2], /*move=*/false);
   if (ReplyIfError(copied.status(), out)) return;
+  if (*copied) {
+    NotifyReplaced(data, args[2], existed);
+    data.Notify(notify::kGeneric, "copy_to", args[2]);
+  }
   out.Integer(*copied ? 1 : 0);
 }
 
-// RENAME / RENAMENX source destination
+// RENAME / RENAMENX source destination: "rename_from" on the source, then
+// "rename_to" on the destination; nothing when they are the same key.
 void Rename(Args args, DataView& data, resp::Writer& out) {
   const bool nx = EqualsNoCase(args[0], "renamenx");
   auto source = data.Find(args[1]);
   if (ReplyIfError(source.status(), out)) return;
   if (!source->has_value()) return out.Error("ERR no such key");
   if (args[1] == args[2]) return nx ? out.Integer(0) : out.Simple("OK");
-  if (nx && Exists(data, args[2])) return out.Integer(0);
+  const bool existed = HoldsValue(data, args[2]);
+  if (nx && existed) return out.Integer(0);
   auto moved = CopyValue(data, args[1], args[2], /*move=*/true);
   if (ReplyIfError(moved.status(), out)) return;
+  NotifyReplaced(data, args[2], existed);
+  data.Notify(notify::kGeneric, "rename_from", args[1]);
+  data.Notify(notify::kGeneric, "rename_to", args[2]);
   if (nx) return out.Integer(1);
   out.Simple("OK");
 }
@@ -236,11 +255,14 @@ void Dump(Args args, DataView& data, resp::Writer& out) {
   out.Bulk(EncodeDumpPayload(**v));
 }
 
-// RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]
+// RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]:
+// "restore"; a value restored already expired only deletes the old one
+// ("del", when there was one).
 void Restore(Args args, DataView& data, resp::Writer& out) {
   auto options = ParseRestoreOptions(args);
   if (ReplyIfError(options.status(), out)) return;
-  if (!options->replace && Exists(data, args[1])) {
+  const bool existed = HoldsValue(data, args[1]);
+  if (!options->replace && existed) {
     return out.Error("BUSYKEY Target key name already exists.");
   }
   auto ttl = ParseInt64(args[2]);
@@ -256,9 +278,12 @@ void Restore(Args args, DataView& data, resp::Writer& out) {
   const uint64_t expire_at = *ttl == 0 ? 0 : options->absolute_ttl ? *ttl : wraps ? 1 : now + *ttl;
   if (expire_at != 0 && expire_at <= now) {  // restored already expired: only the old value goes
     if (options->replace) data.Delete(args[1]);
+    if (existed) data.Notify(notify::kGeneric, "del", args[1]);
     return out.Simple("OK");
   }
   if (ReplyIfError(StoreDumpedValue(data, args[1], std::move(*value), expire_at), out)) return;
+  NotifyReplaced(data, args[1], existed);
+  data.Notify(notify::kGeneric, "restore", args[1]);
   out.Simple("OK");
 }
 

@@ -8,6 +8,7 @@
 
 #include "proxy/commands_internal.h"
 #include "proxy/geohash.h"
+#include "proxy/notify.h"
 
 namespace rampart::proxy::internal {
 namespace {
@@ -263,7 +264,11 @@ void ReplyFound(resp::Writer& out, const Search& q, const std::vector<Found>& fo
   }
 }
 
-Status StoreFound(DataView& data, const Search& q, const std::vector<Found>& found, size_t n) {
+// Stores the first n found at q.store, with Redis's notification: `event`
+// when there are any, else "del" when the destination held a value.
+Status StoreFound(DataView& data, const Search& q, const std::vector<Found>& found, size_t n,
+                  std::string_view event) {
+  const bool existed = HoldsValue(data, *q.store);
   Zset::Scored items;
   items.reserve(n);
   for (size_t i = 0; i < n; ++i) {
@@ -271,7 +276,9 @@ Status StoreFound(DataView& data, const Search& q, const std::vector<Found>& fou
   }
   Zset dst = Zset::Create(data, *q.store);
   dst.Fill(std::move(items));  // none: the destination is deleted
-  return dst.Save();
+  RAMPART_RETURN_IF_ERROR(dst.Save());
+  NotifyStored(data, notify::kZset, event, *q.store, n > 0, existed);
+  return Status::Ok();
 }
 
 // Everything before the options: the source and the fixed arguments of
@@ -310,9 +317,10 @@ void GeoSearchGeneric(Args args, DataView& data, resp::Writer& out, Form form) {
   auto first = ParseFixed(args, form, *src, q);
   if (ReplyIfError(first.status(), out)) return;
   if (ReplyIfError(ParseOptions(args, *first, form, *src, q), out)) return;
+  const std::string_view stored_event = form == Form::kSearchStore ? "geosearchstore" : "georadiusstore";
   if (!src->has_value()) {
     if (!q.store.has_value()) return out.Array(0);
-    if (ReplyIfError(StoreFound(data, q, {}, 0), out)) return;
+    if (ReplyIfError(StoreFound(data, q, {}, 0, stored_event), out)) return;
     return out.Integer(0);
   }
   // COUNT without ANY keeps the nearest: sorted.
@@ -327,7 +335,7 @@ void GeoSearchGeneric(Args args, DataView& data, resp::Writer& out, Form form) {
   }
   const size_t n = q.count == 0 ? found->size() : std::min(found->size(), static_cast<size_t>(q.count));
   if (!q.store.has_value()) return ReplyFound(out, q, *found, n);
-  if (ReplyIfError(StoreFound(data, q, *found, n), out)) return;
+  if (ReplyIfError(StoreFound(data, q, *found, n, stored_event), out)) return;
   out.Integer(static_cast<int64_t>(n));
 }
 

@@ -7,6 +7,7 @@
 
 #include "proxy/collection.h"
 #include "proxy/commands_internal.h"
+#include "proxy/notify.h"
 
 namespace rampart::proxy::internal {
 namespace {
@@ -63,6 +64,7 @@ void HSet(Args args, DataView& data, resp::Writer& out) {
     added += *fresh;
   }
   if (ReplyIfError(h->Save(), out)) return;
+  data.Notify(notify::kHash, "hset", args[1]);  // HMSET's too, and when nothing changed
   if (hmset) {
     out.Simple("OK");
   } else {
@@ -78,6 +80,7 @@ void HSetNx(Args args, DataView& data, resp::Writer& out) {
   if (v->has_value()) return out.Integer(0);
   if (ReplyIfError(h->tree().Put(args[2], args[3]).status(), out)) return;
   if (ReplyIfError(h->Save(), out)) return;
+  data.Notify(notify::kHash, "hset", args[1]);
   out.Integer(1);
 }
 
@@ -124,7 +127,11 @@ void HDel(Args args, DataView& data, resp::Writer& out) {
     if (ReplyIfError(erased.status(), out)) return;
     removed += *erased;
   }
-  if (removed > 0 && ReplyIfError(h->Save(), out)) return;
+  if (removed > 0) {
+    if (ReplyIfError(h->Save(), out)) return;
+    data.Notify(notify::kHash, "hdel", args[1]);
+    if (h->size() == 0) data.Notify(notify::kGeneric, "del", args[1]);
+  }
   out.Integer(removed);
 }
 
@@ -169,6 +176,7 @@ void HIncrBy(Args args, DataView& data, resp::Writer& out) {
   }
   if (ReplyIfError(h->tree().Put(args[2], std::to_string(sum)).status(), out)) return;
   if (ReplyIfError(h->Save(), out)) return;
+  data.Notify(notify::kHash, "hincrby", args[1]);
   out.Integer(sum);
 }
 
@@ -191,6 +199,7 @@ void HIncrByFloat(Args args, DataView& data, resp::Writer& out) {
   const std::string text = FormatLongDouble(sum);
   if (ReplyIfError(h->tree().Put(args[2], text).status(), out)) return;
   if (ReplyIfError(h->Save(), out)) return;
+  data.Notify(notify::kHash, "hincrbyfloat", args[1]);
   out.Bulk(text);
 }
 

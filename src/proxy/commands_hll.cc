@@ -7,6 +7,7 @@
 
 #include "proxy/commands_internal.h"
 #include "proxy/hyperloglog.h"
+#include "proxy/notify.h"
 
 namespace rampart::proxy::internal {
 namespace {
@@ -27,7 +28,8 @@ Result<std::optional<FoundHll>> HllAt(DataView& data, std::string_view key) {
 
 }  // namespace
 
-// PFADD key [element ...]: 1 when a register changed or the key was created.
+// PFADD key [element ...]: 1 when a register changed or the key was created,
+// and then "pfadd".
 void PfAdd(Args args, DataView& data, resp::Writer& out) {
   auto found = HllAt(data, args[1]);
   if (ReplyIfError(found.status(), out)) return;
@@ -36,6 +38,7 @@ void PfAdd(Args args, DataView& data, resp::Writer& out) {
   for (size_t n = 2; n < args.size(); ++n) changed = h.Add(args[n]) || changed;
   if (changed) {
     data.Put(args[1], EncodeString(h.Encode(), found->has_value() ? (*found)->expire_at_ms : 0));
+    data.Notify(notify::kString, "pfadd", args[1]);
   }
   out.Integer(changed ? 1 : 0);
 }
@@ -54,7 +57,9 @@ void PfCount(Args args, DataView& data, resp::Writer& out) {
 }
 
 // PFMERGE destkey [sourcekey ...]: destkey becomes the union of itself and
-// the sources (dense when any of them is, as in Redis), keeping its expiry.
+// the sources (dense when any of them is, as in Redis), keeping its expiry;
+// always "pfadd". Redis reads every key named, destkey too, as a read
+// command does: "keymiss" for each missing one.
 void PfMerge(Args args, DataView& data, resp::Writer& out) {
   HyperLogLog merged;
   uint64_t expire_at_ms = 0;
@@ -62,13 +67,17 @@ void PfMerge(Args args, DataView& data, resp::Writer& out) {
   for (size_t n = 1; n < args.size(); ++n) {
     auto found = HllAt(data, args[n]);
     if (ReplyIfError(found.status(), out)) return;
-    if (!found->has_value()) continue;
+    if (!found->has_value()) {
+      NotifyKeyMiss(data, args[n]);
+      continue;
+    }
     if (n == 1) expire_at_ms = (*found)->expire_at_ms;
     dense = dense || (*found)->hll.dense();
     merged.Merge((*found)->hll);
   }
   if (dense) merged.set_dense();
   data.Put(args[1], EncodeString(merged.Encode(), expire_at_ms));
+  data.Notify(notify::kString, "pfadd", args[1]);
   out.Simple("OK");
 }
 

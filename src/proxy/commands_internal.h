@@ -73,6 +73,22 @@ std::string FormatLongDouble(long double v);
 // REQUIRES: args[0] names a command of the table (true inside Apply).
 inline std::string_view CommandName(Args args) { return FindCommand(args[0])->name; }
 
+// Keyspace notifications the command files share (notify.h; the rest are
+// their own DataView::Notify calls). NotifyKeyMiss: "keymiss" for a key a
+// write command looks up as Redis's read commands do (SET ... GET, GETDEL,
+// BITOP's sources, ...; the worker notes a read command's). NotifyStored:
+// what a command that replaces `key` with its result sends (the *STORE
+// forms, BITOP, SORT ... STORE): `event` of class `cls` when it stored
+// something, else "del" when the key held a value the empty result deleted.
+// REQUIRES: `event` is a string literal.
+void NotifyKeyMiss(DataView& data, std::string_view key);
+void NotifyStored(DataView& data, uint32_t cls, std::string_view event, std::string_view key, bool stored,
+                  bool existed);
+// Whether `key` holds a live value (a damaged one counts; a long string's
+// chunks are not read): what NotifyStored's `existed` asks, looked up before
+// the store replaces it.
+bool HoldsValue(const DataView& data, std::string_view key);
+
 #define RAMPART_PROXY_APPLY(name) void name(Args args, DataView& data, resp::Writer& out)
 RAMPART_PROXY_APPLY(Get);
 RAMPART_PROXY_APPLY(Set);
@@ -275,14 +291,17 @@ Result<ListEnd> ParseListEnd(std::string_view word);
 // Pops up to `count` elements at `end` of the list at `key` (LPOP / RPOP key
 // count), deleting the key when it empties, and returns them in pop order
 // (from the tail: the last element first). nullopt, nothing changed, when the
-// key holds no list; an empty vector for count 0.
+// key holds no list; an empty vector for count 0. Records "lpop"/"rpop" once
+// when it popped, then "del" when the list emptied.
 Result<std::optional<std::vector<std::string>>> PopElements(DataView& data, std::string_view key,
                                                             ListEnd end, uint64_t count);
 // LMOVE: pops the element at `from` of source's list and pushes it at `to` of
 // destination's (created when absent; the same list when the keys are equal:
 // a rotation), deleting source when it empties; returns the element. nullopt,
 // nothing changed, when source holds no list — whatever destination holds.
-// WRONGTYPE, nothing changed, when either holds another type.
+// WRONGTYPE, nothing changed, when either holds another type. Records
+// "lpush"/"rpush" on destination, then "lpop"/"rpop" (and "del" when it
+// emptied) on source, as Redis's LMOVE.
 Result<std::optional<std::string>> MoveElement(DataView& data, std::string_view source,
                                                std::string_view destination, ListEnd from, ListEnd to);
 
@@ -290,7 +309,8 @@ Result<std::optional<std::string>> MoveElement(DataView& data, std::string_view 
 // and blocking pops: pops up to `count` members at the low end of the sorted
 // set at `key` (max: the high end, highest first), deleting the key when it
 // empties. nullopt, nothing changed, when the key is absent; WRONGTYPE for
-// another type.
+// another type. Records "zpopmin"/"zpopmax" once when it popped, then "del"
+// when the set emptied.
 Result<std::optional<Zset::Scored>> PopScored(DataView& data, std::string_view key, bool max,
                                               uint64_t count);
 

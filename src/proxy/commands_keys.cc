@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "proxy/commands_internal.h"
+#include "proxy/notify.h"
 
 namespace rampart::proxy::internal {
 namespace {
@@ -74,13 +75,15 @@ Result<int64_t> ExpireDeadline(std::string_view command, int64_t amount, uint64_
 
 }  // namespace
 
-// DEL, UNLINK key...: how many of the keys existed (each counted once).
+// DEL, UNLINK key...: how many of the keys existed (each counted once); "del"
+// for each.
 void Del(Args args, DataView& data, resp::Writer& out) {
   int64_t deleted = 0;
   for (size_t n = 1; n < args.size(); ++n) {
     auto v = data.FindStored(args[n]);
     if (!v.ok() || v->has_value()) {
       data.Delete(args[n]);  // also a value not written by the proxy
+      data.Notify(notify::kGeneric, "del", args[n]);
       ++deleted;
     }
   }
@@ -114,9 +117,9 @@ void Ttl(Args args, DataView& data, resp::Writer& out) {
 }
 
 // EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT key amount [NX|XX|GT|LT ...]: 1 when
-// the expiry was set — a deadline at or before now deletes the key —, 0 for a
-// missing key or a condition that does not hold. Options are checked before
-// the amount, as in Redis.
+// the expiry was set ("expire") — a deadline at or before now deletes the key
+// ("del") —, 0 for a missing key or a condition that does not hold. Options
+// are checked before the amount, as in Redis.
 void Expire(Args args, DataView& data, resp::Writer& out) {
   auto condition = ParseExpireCondition(args);
   if (ReplyIfError(condition.status(), out)) return;
@@ -131,8 +134,10 @@ void Expire(Args args, DataView& data, resp::Writer& out) {
   if (!condition->Allows(*when, current)) return out.Integer(0);
   if (*when <= static_cast<int64_t>(data.now_ms())) {
     data.Delete(args[1]);
+    data.Notify(notify::kGeneric, "del", args[1]);
   } else {
     data.Put(args[1], EncodeStored((*v)->type, static_cast<uint64_t>(*when), (*v)->payload));
+    data.Notify(notify::kGeneric, "expire", args[1]);
   }
   out.Integer(1);
 }
@@ -142,6 +147,7 @@ void Persist(Args args, DataView& data, resp::Writer& out) {
   if (ReplyIfError(v.status(), out)) return;
   if (!v->has_value() || (*v)->expire_at_ms == 0) return out.Integer(0);
   data.Put(args[1], EncodeStored((*v)->type, 0, (*v)->payload));
+  data.Notify(notify::kGeneric, "persist", args[1]);
   out.Integer(1);
 }
 

@@ -23,6 +23,7 @@
 
 #include "proxy/collection.h"
 #include "proxy/commands_internal.h"
+#include "proxy/notify.h"
 
 namespace rampart::proxy::internal {
 namespace {
@@ -172,6 +173,20 @@ Status EraseRanks(PageTree& tree, const std::vector<uint64_t>& ranks) {
   return Status::Ok();
 }
 
+// ---- Keyspace events -----------------------------------------------------------
+
+std::string_view PushEvent(ListEnd end) { return end == ListEnd::kLeft ? "lpush" : "rpush"; }
+std::string_view PopEvent(ListEnd end) { return end == ListEnd::kLeft ? "lpop" : "rpop"; }
+
+// Records Redis's events for a change that removed elements of the list at
+// `key` and was saved: `event` ("lpop", "lrem", ...), then "del" when the
+// list is left empty (its Save deleted the key). REQUIRES: `event` is a
+// string literal (DataView::Notify keeps it).
+void NotifyRemoved(DataView& data, std::string_view key, std::string_view event, const Collection& list) {
+  data.Notify(notify::kList, event, key);
+  if (list.size() == 0) data.Notify(notify::kGeneric, "del", key);
+}
+
 // ---- Replies -------------------------------------------------------------------
 
 void ReplyElements(const std::vector<std::string>& elements, resp::Writer& out) {
@@ -246,6 +261,10 @@ Result<ListSpan> OpenListSpan(Args args, DataView& data) {
 }  // namespace
 
 // ---- The cores the blocking pops share -----------------------------------------------
+//
+// PopElements and MoveElement record the keyspace events of what they change
+// (Redis's listElementsRemoved and lmoveGenericCommand), so the multi-key and
+// blocking pops send what LPOP / RPOP and LMOVE send.
 
 Result<ListEnd> ParseListEnd(std::string_view word) {
   if (EqualsNoCase(word, "left")) return ListEnd::kLeft;
@@ -260,6 +279,7 @@ Result<std::optional<std::vector<std::string>>> PopElements(DataView& data, std:
   if (list.size() == 0) return Popped();
   RAMPART_ASSIGN_OR_RETURN(std::vector<std::string> popped, PopFromTree(list.tree(), end, count));
   RAMPART_RETURN_IF_ERROR(list.Save());
+  if (!popped.empty()) NotifyRemoved(data, key, PopEvent(end), list);
   return Popped(std::move(popped));
 }
 
@@ -281,6 +301,10 @@ Result<std::optional<std::string>> MoveElement(DataView& data, std::string_view 
   RAMPART_RETURN_IF_ERROR(PushElement(dst_tree, to, popped[0]));
   RAMPART_RETURN_IF_ERROR(src.Save());
   if (other.has_value()) RAMPART_RETURN_IF_ERROR(other->Save());
+  // Redis's order: the push on destination (after its "new", which Save
+  // recorded), then the pop on source.
+  data.Notify(notify::kList, PushEvent(to), destination);
+  NotifyRemoved(data, source, PopEvent(from), src);
   return Moved(std::move(popped[0]));
 }
 
@@ -299,6 +323,7 @@ void ListPush(Args args, DataView& data, resp::Writer& out) {
     if (ReplyIfError(PushElement(list->tree(), end, args[n]), out)) return;
   }
   if (ReplyIfError(list->Save(), out)) return;
+  data.Notify(notify::kList, PushEvent(end), args[1]);
   out.Integer(static_cast<int64_t>(list->size()));
 }
 
@@ -371,6 +396,7 @@ void LSet(Args args, DataView& data, resp::Writer& out) {
   if (!rank.has_value()) return out.Error("ERR index out of range");
   if (ReplyIfError(list->tree().SetValueAt(*rank, args[3]), out)) return;
   if (ReplyIfError(list->Save(), out)) return;
+  data.Notify(notify::kList, "lset", args[1]);
   out.Simple("OK");
 }
 
@@ -393,6 +419,7 @@ void LInsert(Args args, DataView& data, resp::Writer& out) {
   if (!pivot.has_value()) return out.Integer(-1);
   if (ReplyIfError(tree.InsertAt(*pivot + (after ? 1 : 0), "", args[4]), out)) return;
   if (ReplyIfError(list->Save(), out)) return;
+  data.Notify(notify::kList, "linsert", args[1]);
   out.Integer(static_cast<int64_t>(list->size()));
 }
 
@@ -418,11 +445,13 @@ void LRem(Args args, DataView& data, resp::Writer& out) {
   if (!from_tail) std::reverse(ranks.begin(), ranks.end());
   if (ReplyIfError(EraseRanks(tree, ranks), out)) return;
   if (ReplyIfError(list->Save(), out)) return;
+  if (!ranks.empty()) NotifyRemoved(data, args[1], "lrem", *list);
   out.Integer(static_cast<int64_t>(ranks.size()));
 }
 
 // LTRIM key start stop: keeps the elements start..stop (RangeOf's rules),
-// deleting the list when none is left; OK, also without a list.
+// deleting the list when none is left; OK, also without a list. A list
+// notifies "ltrim" even when nothing was trimmed, as Redis does.
 void LTrim(Args args, DataView& data, resp::Writer& out) {
   auto range = OpenListSpan(args, data);
   if (ReplyIfError(range.status(), out)) return;
@@ -439,6 +468,7 @@ void LTrim(Args args, DataView& data, resp::Writer& out) {
   if (ReplyIfError(tree.EraseRange(size - tail, tail), out)) return;
   if (ReplyIfError(tree.EraseRange(0, head), out)) return;
   if (ReplyIfError(list.Save(), out)) return;
+  if (size > 0) NotifyRemoved(data, args[1], "ltrim", list);
   out.Simple("OK");
 }
 

@@ -21,6 +21,7 @@
 #include "proxy/collection.h"
 #include "proxy/collection_scan.h"
 #include "proxy/commands_internal.h"
+#include "proxy/notify.h"
 
 namespace rampart::proxy::internal {
 namespace {
@@ -126,6 +127,15 @@ void ReplyMembers(const Members& members, bool as_set, resp::Writer& out) {
     out.Array(members.size());
   }
   for (const std::string& m : members) out.Bulk(m);
+}
+
+// Records Redis's events for a change that removed members of the set at
+// `key` and was saved: `event` ("srem", "spop"), then "del" when the set is
+// left empty (its Save deleted the key). REQUIRES: `event` is a string
+// literal (DataView::Notify keeps it).
+void NotifyRemoved(DataView& data, std::string_view key, std::string_view event, const Collection& set) {
+  data.Notify(notify::kSet, event, key);
+  if (set.size() == 0) data.Notify(notify::kGeneric, "del", key);
 }
 
 // ---- Several sets ------------------------------------------------------------
@@ -244,12 +254,15 @@ Result<std::optional<int64_t>> ParseCountArg(Args args, bool pop) {
 }
 
 // SADD (add) and SREM: the members args[2..]; how many were new / were there.
+// The events only when that is not 0.
 void ChangeSet(Args args, DataView& data, resp::Writer& out, bool add) {
   auto set = OpenSet(data, args[1]);
   if (ReplyIfError(set.status(), out)) return;
   auto changed = ChangeMembers(set->tree(), ViewsOf(args.subspan(2)), add);
   if (ReplyIfError(changed.status(), out)) return;
   if (ReplyIfError(set->Save(), out)) return;
+  if (*changed > 0 && add) data.Notify(notify::kSet, "sadd", args[1]);
+  if (*changed > 0 && !add) NotifyRemoved(data, args[1], "srem", *set);
   out.Integer(*changed);
 }
 
@@ -307,6 +320,7 @@ void SPop(Args args, DataView& data, resp::Writer& out) {
   auto popped = Pop(data, set->tree(), static_cast<uint64_t>(count->value_or(1)));
   if (ReplyIfError(popped.status(), out)) return;
   if (ReplyIfError(set->Save(), out)) return;
+  NotifyRemoved(data, args[1], "spop", *set);
   if (!count->has_value()) return out.Bulk(popped->front());
   ReplyMembers(*popped, /*as_set=*/true, out);
 }
@@ -324,7 +338,9 @@ void SRandMember(Args args, DataView& data, resp::Writer& out) {
 }
 
 // Redis's order: a missing source replies 0 whatever the destination is;
-// then the types; the same key twice only asks whether the member is there.
+// then the types; the same key twice only asks whether the member is there
+// (no event). The events: "srem" on source ("del" when emptied), then
+// destination's ("new" when created, "sadd" when the member was not there).
 void SMove(Args args, DataView& data, resp::Writer& out) {
   const std::string_view member = args[3];
   auto src = OpenSet(data, args[1]);
@@ -344,8 +360,12 @@ void SMove(Args args, DataView& data, resp::Writer& out) {
   auto removed = src->tree().Erase(member);
   if (ReplyIfError(removed.status(), out)) return;
   if (!*removed) return out.Integer(0);
-  if (ReplyIfError(dst->tree().Put(member, "").status(), out)) return;
-  if (ReplyIfError(src->Save(), out) || ReplyIfError(dst->Save(), out)) return;
+  auto added = dst->tree().Put(member, "");
+  if (ReplyIfError(added.status(), out)) return;
+  if (ReplyIfError(src->Save(), out)) return;
+  NotifyRemoved(data, args[1], "srem", *src);  // before dst's Save records its "new"
+  if (ReplyIfError(dst->Save(), out)) return;
+  if (*added) data.Notify(notify::kSet, "sadd", args[2]);
   out.Integer(1);
 }
 
@@ -366,14 +386,21 @@ void SCombine(Args args, DataView& data, resp::Writer& out) {
 }
 
 // The destination is replaced whatever it holds; it may be one of the
-// sources (they are read before it is written, and only it is saved).
+// sources (they are read before it is written, and only it is saved). The
+// event: the command's name, or "del" when the result is empty and the
+// destination held a (live) value.
 void SCombineStore(Args args, DataView& data, resp::Writer& out) {
+  const SetOp op = OpOf(args);
   auto sets = OpenSets(data, args.subspan(2));
   if (ReplyIfError(sets.status(), out)) return;
-  auto members = Combine(OpOf(args), *sets, /*limit=*/0);
+  auto members = Combine(op, *sets, /*limit=*/0);
   if (ReplyIfError(members.status(), out)) return;
+  const bool existed = HoldsValue(data, args[1]);
   auto size = StoreSet(data, args[1], std::move(*members));
   if (ReplyIfError(size.status(), out)) return;
+  NotifyStored(data, notify::kSet,
+               op == SetOp::kInter ? "sinterstore" : op == SetOp::kUnion ? "sunionstore" : "sdiffstore", args[1],
+               *size > 0, existed);
   out.Integer(*size);
 }
 

@@ -24,6 +24,7 @@
 #include "proxy/collection.h"
 #include "proxy/commands_internal.h"
 #include "proxy/internal_keys.h"
+#include "proxy/notify.h"
 
 namespace rampart::proxy::internal {
 namespace {
@@ -78,7 +79,8 @@ Result<SortOptions> ParseSortOptions(Args args, bool read_only) {
 // else the first '*' of the pattern replaced by the element names a string
 // key, or with "->field" after the '*' a hash's field. nullopt: no '*', no
 // such key, another type, or no such field. kUnavailable (recorded in
-// data.missing()) while the key or the hash's pages are not read yet.
+// data.missing()) while the key or the hash's pages are not read yet. A key
+// looked up and missing is a keymiss.
 Result<std::optional<std::string>> LookupByPattern(DataView& data, std::string_view pattern,
                                                    std::string_view element) {
   using Found = std::optional<std::string>;
@@ -98,12 +100,18 @@ Result<std::optional<std::string>> LookupByPattern(DataView& data, std::string_v
   // A key the proxy would refuse (too long, or a collection page's) holds
   // nothing a user wrote.
   if (key.empty() || key.size() > data.max_key_bytes() || key.starts_with(kInternalPrefix)) {
+    NotifyKeyMiss(data, key);
     return Found();
   }
   RAMPART_ASSIGN_OR_RETURN(auto raw, data.Raw(key));
-  if (!raw.has_value()) return Found();
-  RAMPART_ASSIGN_OR_RETURN(auto value, data.Find(key));
-  if (!value.has_value()) return Found();  // expired
+  std::optional<StoredValue> value;
+  if (raw.has_value()) {
+    RAMPART_ASSIGN_OR_RETURN(value, data.Find(key));
+  }
+  if (!value.has_value()) {  // absent or expired
+    NotifyKeyMiss(data, key);
+    return Found();
+  }
   if (field.empty()) {
     if (value->type != ValueType::kString) return Found();
     return Found(std::string(value->payload));
@@ -268,9 +276,15 @@ Result<std::vector<std::optional<std::string>>> Output(DataView& data, std::vect
   return out;
 }
 
+// SORT ... STORE sends "sortstore" (class l) on the destination, or "del"
+// when nothing was stored and the destination held a value.
 void SortCommand(Args args, DataView& data, resp::Writer& out, bool read_only) {
   auto options = ParseSortOptions(args, read_only);
   if (ReplyIfError(options.status(), out)) return;
+  if (!read_only) {  // the worker notes SORT_RO's, a read command's, keymiss
+    auto source = data.FindStored(args[1]);
+    if (source.ok() && !source->has_value()) NotifyKeyMiss(data, args[1]);
+  }
   auto items = SortedItems(data, args[1], *options);
   if (ReplyIfError(items.status(), out)) return;
   auto values = Output(data, *items, *options);
@@ -288,12 +302,14 @@ void SortCommand(Args args, DataView& data, resp::Writer& out, bool read_only) {
   }
   // Replaces whatever the destination holds (its expiry too); nothing stored
   // deletes it.
+  const bool existed = HoldsValue(data, *options->store);
   Collection list = Collection::Create(data, *options->store, ValueType::kList);
   std::vector<TreeEntry> entries;
   entries.reserve(values->size());
   for (auto& v : *values) entries.push_back({"", v.has_value() ? std::move(*v) : ""});
   list.Rebuild(0, std::move(entries));
   if (ReplyIfError(list.Save(), out)) return;
+  NotifyStored(data, notify::kList, "sortstore", *options->store, list.size() > 0, existed);
   out.Integer(static_cast<int64_t>(list.size()));
 }
 

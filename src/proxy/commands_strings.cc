@@ -13,6 +13,7 @@
 #include <string>
 
 #include "proxy/commands_internal.h"
+#include "proxy/notify.h"
 
 namespace rampart::proxy::internal {
 namespace {
@@ -32,6 +33,12 @@ void ReplyValue(const std::optional<StoredValue>& v, resp::Writer& out) {
   } else {
     out.Null();
   }
+}
+
+// Records SET's events: "set", then "expire" when it set an expiry.
+void NotifySet(DataView& data, std::string_view key, bool expiry) {
+  data.Notify(notify::kString, "set", key);
+  if (expiry) data.Notify(notify::kGeneric, "expire", key);
 }
 
 // ---- Expiry options (SET, GETEX, SETEX, PSETEX) -----------------------------
@@ -286,12 +293,14 @@ void Set(Args args, DataView& data, resp::Writer& out) {
     auto found = options->get ? FindString(data, args[1]) : data.FindStored(args[1]);
     if (ReplyIfError(found.status(), out)) return;
     old = *found;
+    if (options->get && !old.has_value()) NotifyKeyMiss(data, args[1]);
   }
   const bool apply = !(options->nx && old.has_value()) && !(options->xx && !old.has_value());
   if (options->get) ReplyValue(old, out);  // before Put: `old` views the entry Put replaces
   if (apply) {
     if (options->keep_ttl && old.has_value()) expire = old->expire_at_ms;
     data.Put(args[1], EncodeString(args[2], expire));
+    NotifySet(data, args[1], options->unit != ExpiryUnit::kNone);
   }
   if (options->get) {
     return;
@@ -308,6 +317,7 @@ void SetNx(Args args, DataView& data, resp::Writer& out) {
   if (ReplyIfError(v.status(), out)) return;
   if (v->has_value()) return out.Integer(0);  // exists, whatever its type
   data.Put(args[1], EncodeString(args[2], 0));
+  NotifySet(data, args[1], false);
   out.Integer(1);
 }
 
@@ -319,6 +329,7 @@ void SetEx(Args args, DataView& data, resp::Writer& out) {
   auto at = ExpireAtMs(name, unit, args[2], data.now_ms());
   if (ReplyIfError(at.status(), out)) return;
   data.Put(args[1], EncodeString(args[3], *at));
+  NotifySet(data, args[1], true);
   out.Simple("OK");
 }
 
@@ -337,9 +348,12 @@ void MGet(Args args, DataView& data, resp::Writer& out) {
 namespace {
 
 // MSET's writes: every key-value pair of args[1..], as strings without expiry
-// (a key named twice: the last value).
+// (a key named twice: the last value), each with its "set".
 void PutPairs(Args args, DataView& data) {
-  for (size_t n = 1; n + 1 < args.size(); n += 2) data.Put(args[n], EncodeString(args[n + 1], 0));
+  for (size_t n = 1; n + 1 < args.size(); n += 2) {
+    data.Put(args[n], EncodeString(args[n + 1], 0));
+    NotifySet(data, args[n], false);
+  }
 }
 
 }  // namespace
@@ -393,6 +407,7 @@ void IncrBy(Args args, DataView& data, resp::Writer& out) {
     return;
   }
   data.Put(args[1], EncodeString(std::to_string(result), expire));
+  data.Notify(notify::kString, "incrby", args[1]);  // INCR, DECR and DECRBY too
   out.Integer(result);
 }
 
@@ -413,25 +428,33 @@ void IncrByFloat(Args args, DataView& data, resp::Writer& out) {
   if (std::isnan(sum) || std::isinf(sum)) return out.Error("ERR increment would produce NaN or Infinity");
   const std::string text = FormatLongDouble(sum);
   data.Put(args[1], EncodeString(text, v->has_value() ? (*v)->expire_at_ms : 0));
+  data.Notify(notify::kString, "incrbyfloat", args[1]);
   out.Bulk(text);
 }
 
 void GetSet(Args args, DataView& data, resp::Writer& out) {
   auto v = FindString(data, args[1]);
   if (ReplyIfError(v.status(), out)) return;
+  if (!v->has_value()) NotifyKeyMiss(data, args[1]);
   ReplyValue(*v, out);
   data.Put(args[1], EncodeString(args[2], 0));
+  NotifySet(data, args[1], false);
 }
 
 // GETEX key [EX s | PX ms | EXAT unix-s | PXAT unix-ms | PERSIST]: the value,
 // and its expiry changed. A missing key is nil before the amount is checked
-// (Redis's order); a past EXAT/PXAT deletes the key.
+// (Redis's order); a past EXAT/PXAT deletes the key ("del"). An expiry given
+// sends "expire" even when it is the key's already; PERSIST sends "persist"
+// only when the key had an expiry.
 void GetEx(Args args, DataView& data, resp::Writer& out) {
   auto options = ParseStringOptions(args, /*for_set=*/false);
   if (ReplyIfError(options.status(), out)) return;
   auto v = FindString(data, args[1]);
   if (ReplyIfError(v.status(), out)) return;
-  if (!v->has_value()) return out.Null();
+  if (!v->has_value()) {
+    NotifyKeyMiss(data, args[1]);
+    return out.Null();
+  }
   const StoredValue old = **v;
   uint64_t expire = old.expire_at_ms;
   if (options->unit != ExpiryUnit::kNone) {
@@ -444,8 +467,14 @@ void GetEx(Args args, DataView& data, resp::Writer& out) {
   out.Bulk(old.payload);  // before Put/Delete: the payload views the entry they replace
   if (expire != 0 && expire <= data.now_ms()) {
     data.Delete(args[1]);
-  } else if (expire != old.expire_at_ms) {
-    data.Put(args[1], EncodeString(old.payload, expire));
+    data.Notify(notify::kGeneric, "del", args[1]);
+    return;
+  }
+  if (expire != old.expire_at_ms) data.Put(args[1], EncodeString(old.payload, expire));
+  if (options->unit != ExpiryUnit::kNone) {
+    data.Notify(notify::kGeneric, "expire", args[1]);
+  } else if (options->persist && old.expire_at_ms != 0) {
+    data.Notify(notify::kGeneric, "persist", args[1]);
   }
 }
 
@@ -454,7 +483,9 @@ void GetDel(Args args, DataView& data, resp::Writer& out) {
   auto v = FindString(data, args[1]);
   if (ReplyIfError(v.status(), out)) return;
   ReplyValue(*v, out);  // before Delete: the payload views the entry
-  if (v->has_value()) data.Delete(args[1]);
+  if (!v->has_value()) return NotifyKeyMiss(data, args[1]);
+  data.Delete(args[1]);
+  data.Notify(notify::kGeneric, "del", args[1]);
 }
 
 void StrLen(Args args, DataView& data, resp::Writer& out) {
@@ -469,13 +500,14 @@ void StrLen(Args args, DataView& data, resp::Writer& out) {
 }
 
 // APPEND key value: the new length; a missing key is created without expiry,
-// an existing one keeps its expiry.
+// an existing one keeps its expiry. "append" even for an empty value.
 void Append(Args args, DataView& data, resp::Writer& out) {
   auto long_string = data.FindChunked(args[1]);
   if (ReplyIfError(long_string.status(), out)) return;
   if (const auto& h = *long_string; h.has_value()) {  // its last chunk and new ones
     if (static_cast<int64_t>(h->length + args[2].size()) > kMaxStringBytes) return out.Error(kTooLong);
     if (!args[2].empty() && ReplyIfError(data.WriteChunks(args[1], *h, h->length, args[2]), out)) return;
+    data.Notify(notify::kString, "append", args[1]);
     return out.Integer(static_cast<int64_t>(h->length + args[2].size()));
   }
   auto v = FindString(data, args[1]);
@@ -491,6 +523,7 @@ void Append(Args args, DataView& data, resp::Writer& out) {
   }
   value.append(args[2]);
   data.Put(args[1], EncodeString(value, expire));
+  data.Notify(notify::kString, "append", args[1]);
   out.Integer(static_cast<int64_t>(value.size()));
 }
 
@@ -520,7 +553,8 @@ void GetRange(Args args, DataView& data, resp::Writer& out) {
 }
 
 // SETRANGE key offset value: overwrites from `offset`, padding with zero
-// bytes; the new length. An empty value changes nothing (and creates no key).
+// bytes; the new length. An empty value changes nothing (and creates no key,
+// sends no event); any other sends "setrange", even if no byte changed.
 void SetRange(Args args, DataView& data, resp::Writer& out) {
   auto offset = ParseInt64(args[2]);
   if (ReplyIfError(offset.status(), out)) return;
@@ -532,6 +566,7 @@ void SetRange(Args args, DataView& data, resp::Writer& out) {
     if (value.empty()) return out.Integer(static_cast<int64_t>(h->length));
     if (*offset > kMaxStringBytes - static_cast<int64_t>(value.size())) return out.Error(kTooLong);
     if (ReplyIfError(data.WriteChunks(args[1], *h, *offset, value), out)) return;
+    data.Notify(notify::kString, "setrange", args[1]);
     return out.Integer(static_cast<int64_t>(std::max<uint64_t>(h->length, *offset + value.size())));
   }
   auto v = FindString(data, args[1]);
@@ -546,11 +581,13 @@ void SetRange(Args args, DataView& data, resp::Writer& out) {
   if (s.size() < at + value.size()) s.resize(at + value.size(), '\0');
   s.replace(at, value.size(), value);
   data.Put(args[1], EncodeString(s, v->has_value() ? (*v)->expire_at_ms : 0));
+  data.Notify(notify::kString, "setrange", args[1]);
   out.Integer(static_cast<int64_t>(s.size()));
 }
 
 // SETBIT key offset 0|1: the bit's old value; the string grows with zero
-// bytes to reach the offset (a missing key is created).
+// bytes to reach the offset (a missing key is created). "setbit" when the
+// string grew or the bit changed.
 void SetBit(Args args, DataView& data, resp::Writer& out) {
   auto offset = ParseBitOffset(args[2]);
   if (ReplyIfError(offset.status(), out)) return;
@@ -565,9 +602,9 @@ void SetBit(Args args, DataView& data, resp::Writer& out) {
     if (ReplyIfError(old.status(), out)) return;
     const uint8_t was = static_cast<uint8_t>((*old)[0]);
     const uint8_t now = *on == 1 ? was | mask : was & ~mask;
-    if ((byte_at >= h->length || now != was) &&
-        ReplyIfError(data.WriteChunks(args[1], *h, byte_at, std::string(1, static_cast<char>(now))), out)) {
-      return;
+    if (byte_at >= h->length || now != was) {
+      if (ReplyIfError(data.WriteChunks(args[1], *h, byte_at, std::string(1, static_cast<char>(now))), out)) return;
+      data.Notify(notify::kString, "setbit", args[1]);
     }
     return out.Integer((was & mask) != 0 ? 1 : 0);
   }
@@ -581,6 +618,7 @@ void SetBit(Args args, DataView& data, resp::Writer& out) {
   if (grown || was != (*on == 1)) {
     s[byte] = static_cast<char>(*on == 1 ? s[byte] | mask : s[byte] & ~mask);
     data.Put(args[1], EncodeString(s, v->has_value() ? (*v)->expire_at_ms : 0));
+    data.Notify(notify::kString, "setbit", args[1]);
   }
   out.Integer(was ? 1 : 0);
 }

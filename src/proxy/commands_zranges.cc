@@ -6,6 +6,7 @@
 // kByScore, lex bounds in kByMember (Redis leaves lex ranges over members of
 // different scores undefined; here they follow member order).
 #include "proxy/commands_internal.h"
+#include "proxy/notify.h"
 #include "proxy/zset.h"
 
 namespace rampart::proxy::internal {
@@ -145,8 +146,8 @@ Result<OpenedRange> OpenRange(Args args, DataView& data, RangeBy by) {
   return OpenedRange{std::move(z), ranks};
 }
 
-// ZREMRANGEBY* key min max
-void RemoveRange(Args args, DataView& data, resp::Writer& out, RangeBy by) {
+// ZREMRANGEBY* key min max; `event` is the command's notification.
+void RemoveRange(Args args, DataView& data, resp::Writer& out, RangeBy by, std::string_view event) {
   auto range = OpenRange(args, data, by);
   if (ReplyIfError(range.status(), out)) return;
   Zset& z = range->z;
@@ -158,6 +159,8 @@ void RemoveRange(Args args, DataView& data, resp::Writer& out, RangeBy by) {
   const Status erased = lex ? z.EraseLexOrderRange(r, *items) : z.EraseScoreOrderRange(r, *items);
   if (ReplyIfError(erased, out)) return;
   if (ReplyIfError(z.Save(), out)) return;
+  data.Notify(notify::kZset, event, args[1]);
+  if (z.size() == 0) data.Notify(notify::kGeneric, "del", args[1]);
   out.Integer(static_cast<int64_t>(items->size()));
 }
 
@@ -196,23 +199,25 @@ void ZRangeStore(Args args, DataView& data, resp::Writer& out) {
   if (ReplyIfError(src.status(), out)) return;
   auto items = Select(*src, *q);
   if (ReplyIfError(items.status(), out)) return;
+  const bool existed = HoldsValue(data, args[1]);
   const auto stored = static_cast<int64_t>(items->size());
   Zset dst = Zset::Create(data, args[1]);
   dst.Fill(std::move(*items));
   if (ReplyIfError(dst.Save(), out)) return;
+  NotifyStored(data, notify::kZset, "zrangestore", args[1], stored > 0, existed);
   out.Integer(stored);
 }
 
 void ZCount(Args args, DataView& data, resp::Writer& out) { CountRange(args, data, out, RangeBy::kScore); }
 void ZLexCount(Args args, DataView& data, resp::Writer& out) { CountRange(args, data, out, RangeBy::kLex); }
 void ZRemRangeByScore(Args args, DataView& data, resp::Writer& out) {
-  RemoveRange(args, data, out, RangeBy::kScore);
+  RemoveRange(args, data, out, RangeBy::kScore, "zremrangebyscore");
 }
 void ZRemRangeByRank(Args args, DataView& data, resp::Writer& out) {
-  RemoveRange(args, data, out, RangeBy::kIndex);
+  RemoveRange(args, data, out, RangeBy::kIndex, "zremrangebyrank");
 }
 void ZRemRangeByLex(Args args, DataView& data, resp::Writer& out) {
-  RemoveRange(args, data, out, RangeBy::kLex);
+  RemoveRange(args, data, out, RangeBy::kLex, "zremrangebylex");
 }
 
 }  // namespace rampart::proxy::internal

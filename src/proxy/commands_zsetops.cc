@@ -6,6 +6,7 @@
 #include <map>
 
 #include "proxy/commands_internal.h"
+#include "proxy/notify.h"
 #include "proxy/zset.h"
 
 namespace rampart::proxy::internal {
@@ -141,15 +142,18 @@ Result<ScoreMap> Compute(DataView& data, const AlgebraQuery& q) {
   return result;
 }
 
-void AlgebraStore(Args args, DataView& data, resp::Writer& out, Op op) {
+// `event`: the command's notification when it stores members.
+void AlgebraStore(Args args, DataView& data, resp::Writer& out, Op op, std::string_view event) {
   auto q = ParseAlgebra(args, op, /*store=*/true);
   if (ReplyIfError(q.status(), out)) return;
   auto result = Compute(data, *q);
   if (ReplyIfError(result.status(), out)) return;
+  const bool existed = HoldsValue(data, args[1]);
   const auto stored = static_cast<int64_t>(result->size());
   Zset dst = Zset::Create(data, args[1]);
   dst.Fill(Zset::Scored(result->begin(), result->end()));
   if (ReplyIfError(dst.Save(), out)) return;
+  NotifyStored(data, notify::kZset, event, args[1], stored > 0, existed);
   out.Integer(stored);
 }
 
@@ -183,9 +187,15 @@ std::vector<std::string_view> StoreAlgebraKeys(Args args) {
 }
 std::vector<std::string_view> ReplyAlgebraKeys(Args args) { return NumKeysKeys(args, 1); }
 
-void ZUnionStore(Args args, DataView& data, resp::Writer& out) { AlgebraStore(args, data, out, Op::kUnion); }
-void ZInterStore(Args args, DataView& data, resp::Writer& out) { AlgebraStore(args, data, out, Op::kInter); }
-void ZDiffStore(Args args, DataView& data, resp::Writer& out) { AlgebraStore(args, data, out, Op::kDiff); }
+void ZUnionStore(Args args, DataView& data, resp::Writer& out) {
+  AlgebraStore(args, data, out, Op::kUnion, "zunionstore");
+}
+void ZInterStore(Args args, DataView& data, resp::Writer& out) {
+  AlgebraStore(args, data, out, Op::kInter, "zinterstore");
+}
+void ZDiffStore(Args args, DataView& data, resp::Writer& out) {
+  AlgebraStore(args, data, out, Op::kDiff, "zdiffstore");
+}
 void ZUnion(Args args, DataView& data, resp::Writer& out) { AlgebraReply(args, data, out, Op::kUnion); }
 void ZInter(Args args, DataView& data, resp::Writer& out) { AlgebraReply(args, data, out, Op::kInter); }
 void ZDiff(Args args, DataView& data, resp::Writer& out) { AlgebraReply(args, data, out, Op::kDiff); }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "proxy/commands_internal.h"
+#include "proxy/notify.h"
 #include "proxy/zset.h"
 
 namespace rampart::proxy::internal {
@@ -83,6 +84,13 @@ std::optional<double> ZaddScore(const ZaddOptions& o, std::optional<double> old,
   return next;
 }
 
+// Redis's notifications of a removal of members from the sorted set at
+// `key`: `event`, then "del" when it emptied (and so was deleted).
+void NotifyRemoved(DataView& data, const Zset& z, std::string_view event, std::string_view key) {
+  data.Notify(notify::kZset, event, key);
+  if (z.size() == 0) data.Notify(notify::kGeneric, "del", key);
+}
+
 }  // namespace
 
 void ZAdd(Args args, DataView& data, resp::Writer& out) {
@@ -109,7 +117,10 @@ void ZAdd(Args args, DataView& data, resp::Writer& out) {
     added += !old->has_value();
     changed += !old->has_value() || **old != *last;
   }
-  if (changed > 0 && ReplyIfError(z->Save(), out)) return;
+  if (changed > 0) {  // Redis notifies only when a member was added or its score changed
+    if (ReplyIfError(z->Save(), out)) return;
+    data.Notify(notify::kZset, o->incr ? "zincr" : "zadd", args[1]);
+  }
   if (o->incr) {
     if (!last.has_value()) return out.Null();
     return ReplyScore(out, *last);
@@ -129,6 +140,8 @@ void ZIncrBy(Args args, DataView& data, resp::Writer& out) {
   if (std::isnan(next)) return out.Error("ERR resulting score is not a number (NaN)");
   if (ReplyIfError(z->Set(args[3], next, *old), out)) return;
   if (ReplyIfError(z->Save(), out)) return;
+  // As ZADD INCR: no event when the score stays (an increment of 0).
+  if (!old->has_value() || **old != next) data.Notify(notify::kZset, "zincr", args[1]);
   ReplyScore(out, next);
 }
 
@@ -152,7 +165,10 @@ void ZRem(Args args, DataView& data, resp::Writer& out) {
     if (ReplyIfError(z->Remove(m, **score), out)) return;
     ++removed;
   }
-  if (removed > 0 && ReplyIfError(z->Save(), out)) return;
+  if (removed > 0) {
+    if (ReplyIfError(z->Save(), out)) return;
+    NotifyRemoved(data, *z, "zrem", args[1]);
+  }
   out.Integer(removed);
 }
 
@@ -205,6 +221,8 @@ void ZRank(Args args, DataView& data, resp::Writer& out) {
   out.Integer(static_cast<int64_t>(rev ? z->size() - 1 - *rank : *rank));
 }
 
+// Records what Redis's genericZpopCommand notifies: "zpopmin" or "zpopmax"
+// once when anything was popped, then "del" when the set emptied.
 Result<std::optional<Zset::Scored>> PopScored(DataView& data, std::string_view key, bool max,
                                               uint64_t count) {
   RAMPART_ASSIGN_OR_RETURN(Zset z, Zset::Open(data, key));
@@ -216,6 +234,7 @@ Result<std::optional<Zset::Scored>> PopScored(DataView& data, std::string_view k
   if (n > 0) {
     RAMPART_RETURN_IF_ERROR(z.EraseScoreOrderRange(range, popped));
     RAMPART_RETURN_IF_ERROR(z.Save());
+    NotifyRemoved(data, z, max ? "zpopmax" : "zpopmin", key);
   }
   return std::optional<Zset::Scored>(std::move(popped));
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "proxy/internal_keys.h"
+#include "proxy/notify.h"
 
 namespace rampart::proxy {
 namespace {
@@ -51,6 +52,7 @@ Result<std::optional<StoredValue>> DataView::FindTyped(std::string_view key, Val
 }
 
 void DataView::Put(std::string_view key, std::string stored) {
+  if (notify_flags_ != 0) NoteWrite(key, true);
   if (chunk_bytes_ > 0 && stored.size() > max_value_bytes_ &&
       stored[0] == static_cast<char>(ValueType::kString) && !IsInternalKey(key)) {
     const StoredValue v = *DecodeStored(stored);  // longer than its header: decodes
@@ -62,8 +64,29 @@ void DataView::Put(std::string_view key, std::string stored) {
 }
 
 void DataView::Delete(std::string_view key) {
+  if (notify_flags_ != 0) NoteWrite(key, false);
   DropChunks(key, 0);
   Set(key, std::nullopt, true);
+}
+
+void DataView::Notify(uint32_t cls, std::string_view event, std::string_view key) {
+  if ((notify_flags_ & cls) == 0 || (notify_flags_ & (notify::kKeyspace | notify::kKeyevent)) == 0) return;
+  events_.push_back({event, std::string(key)});
+}
+
+void DataView::NoteWrite(std::string_view key, bool creates) {
+  if ((notify_flags_ & (notify::kNew | notify::kExpired)) == 0 || IsInternalKey(key)) return;
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return;  // a blind write: whether the key existed is not known
+  bool live = false;
+  if (it->second.stored.has_value()) {
+    auto v = DecodeStored(*it->second.stored);
+    live = !v.ok() || !Expired(*v, now_ms_);
+    // Removed (overwritten or deleted) as expired, as Redis's lookup of the
+    // key for a write removes it first; not a value this view wrote.
+    if (!live && !it->second.dirty) Notify(notify::kExpired, "expired", key);
+  }
+  if (creates && !live) Notify(notify::kNew, "new", key);
 }
 
 void DataView::set_max_value_bytes(uint64_t n) {

@@ -151,6 +151,24 @@ class DataView {
   void set_woken(bool woken) { woken_ = woken; }
   bool woken() const { return woken_; }
 
+  // Keyspace notifications (notify.h): the classes of `notify-keyspace-events`
+  // to record (0, the default: none). Put and Delete of a user key the view
+  // holds record "expired" (class x) when its value had expired, and Put
+  // "new" (class n) when the key held no live value; a key the view does not
+  // hold (a blind write) records neither.
+  void set_notify_flags(uint32_t flags) { notify_flags_ = flags; }
+  uint32_t notify_flags() const { return notify_flags_; }
+  // Records event `event` of class `cls` on `key`, as Redis's
+  // notifyKeyspaceEvent, when the flags ask for it. The worker publishes a
+  // job's events once its write is done (none when it failed). REQUIRES:
+  // `event` outlives the view (the commands pass string literals).
+  void Notify(uint32_t cls, std::string_view event, std::string_view key);
+  struct Event {
+    std::string_view name;
+    std::string key;
+  };
+  const std::vector<Event>& events() const { return events_; }
+
   struct Entry {
     std::optional<std::string> stored;  // nullopt: absent (a delete when dirty)
     bool dirty = false;                 // written by the command(s)
@@ -212,6 +230,11 @@ class DataView {
   bool may_block_ = false;
   bool blocked_ = false;
   bool woken_ = false;
+  uint32_t notify_flags_ = 0;
+  std::vector<Event> events_;
+  // Records "expired" and "new" for a write of `key` (see set_notify_flags);
+  // `creates`: the write leaves a value.
+  void NoteWrite(std::string_view key, bool creates);
 };
 
 }  // namespace rampart::proxy

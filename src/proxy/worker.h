@@ -34,6 +34,7 @@
 #include "proxy/hash_ring.h"
 #include "proxy/lock_table.h"
 #include "proxy/page_cache.h"
+#include "proxy/notify.h"
 #include "proxy/peer_publish.h"
 #include "proxy/resp.h"
 #include "proxy/script.h"
@@ -190,6 +191,10 @@ struct SharedState {
   // CONFIG SET busy-reply-threshold or lua-time-limit, Redis's two names of it).
   ScriptCache scripts;
   std::atomic<uint64_t> script_time_limit_ms{5000};
+
+  // Keyspace notifications (notify.h): the classes published, from
+  // proxy.notify_keyspace_events, then CONFIG SET notify-keyspace-events.
+  std::atomic<uint32_t> notify_flags{notify::ParseFlags(config.proxy.notify_keyspace_events).value_or(0)};
 };
 
 class Worker {
@@ -375,6 +380,7 @@ class Worker {
   void RegisterBlockedLocked(const Session& s, Unblock unblock);
   void ApplyCommands(Job& job);
   void ApplyTo(Job& job, DataView& view);
+  void NoteKeyMisses(const Command& c, DataView& view);
   // Guesses, from page_cache_, the pages the job's commands will need, so
   // its first read round reads them too (job.extra_keys).
   void Predict(Job& job, uint64_t now);
@@ -444,6 +450,15 @@ class Worker {
   void PubSubCommand(Session& s, const Command& c, resp::Writer& out);
   enum class Channels { kPlain, kShard };
   void Publish(const Command& c, Channels kind, resp::Writer& out);
+  // Keyspace notifications (notify.h): a done job's events, on this proxy
+  // and forwarded to the others, in order.
+  void PublishEvents(const std::vector<DataView::Event>& events);
+  // Queues `message` on `channel` for this proxy's subscribers (and
+  // forwards it to the other proxies when `forward`), adding the workers to
+  // wake to `woken`; the number of this proxy's receivers.
+  // REQUIRES: shared_.pubsub_mutex held.
+  int64_t PublishLocked(const std::string& channel, std::string_view message, bool shard, bool forward,
+                        std::vector<uint32_t>& woken);
   void PubSubIntrospection(const Command& c, resp::Writer& out);
   void Subscribe(Session& s, const Command& c, resp::Writer& out);
   // Writes the messages published to this worker's sessions (before a turn).

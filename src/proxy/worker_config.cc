@@ -39,7 +39,6 @@ const std::map<std::string, std::string, std::less<>>& TuningDefaults() {
       {"loglevel", "notice"},
       {"maxmemory-policy", "noeviction"},
       {"maxmemory-samples", "5"},
-      {"notify-keyspace-events", ""},
       {"save", ""},
       {"set-max-intset-entries", "512"},
       {"slowlog-log-slower-than", "10000"},
@@ -76,6 +75,7 @@ std::vector<std::pair<std::string, std::string>> Worker::ConfigValues() const {
       // Scripts' time limit (script.h): two names of one setting.
       {"busy-reply-threshold", std::to_string(shared_.script_time_limit_ms.load())},
       {"lua-time-limit", std::to_string(shared_.script_time_limit_ms.load())},
+      {"notify-keyspace-events", notify::FormatFlags(shared_.notify_flags.load())},
   };
   std::lock_guard<std::mutex> lock(shared_.config_mutex);
   for (const auto& [name, value] : TuningDefaults()) {
@@ -127,6 +127,11 @@ void Worker::ConfigSet(const Command& c, resp::Writer& out) {
                               ms.ok() ? "argument must be between 0 and 9223372036854775807 inclusive"
                                       : "argument couldn't be parsed into an integer"));
     }
+    if (name == "notify-keyspace-events") {
+      if (notify::ParseFlags(a[n + 1]).has_value()) continue;
+      return out.Error(StrCat("ERR CONFIG SET failed (possibly related to argument '", name,
+                              "') - Invalid event class character. Use 'Ag$lshzxeKEtmdn'."));
+    }
     if (TuningDefaults().contains(name)) continue;
     bool known = false;
     for (const auto& p : ConfigValues()) known = known || p.first == name;
@@ -142,6 +147,8 @@ void Worker::ConfigSet(const Command& c, resp::Writer& out) {
     const std::string name = Lower(a[n]);
     if (IsScriptTimeLimit(name)) {  // 0: no limit; CONFIG GET reads it back from the atomic
       shared_.script_time_limit_ms.store(static_cast<uint64_t>(*ParseInt64(a[n + 1])));
+    } else if (name == "notify-keyspace-events") {  // the next turn of every worker sees it
+      shared_.notify_flags.store(*notify::ParseFlags(a[n + 1]));
     } else {
       shared_.config_set[name] = a[n + 1];
     }

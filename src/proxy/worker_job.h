@@ -77,6 +77,9 @@ struct Worker::Job {
   // Keys its script's last run called a command on without declaring them
   // (ScriptRunner::undeclared): the job becomes kRunAgain.
   std::vector<std::string> undeclared;
+  // Its write set was not written (a backend error, or one found before it
+  // was sent): its view's keyspace events are not published.
+  bool failed = false;
 
   // Whether another read-modify-write may follow this one (see followers):
   // one command, no WATCH, nothing that may block.

@@ -52,35 +52,58 @@ void Worker::PubSubCommand(Session& s, const Command& c, resp::Writer& out) {
 // cluster forwards (peer_publish.h), for this proxy's subscribers only.
 void Worker::Publish(const Command& c, Channels kind, resp::Writer& out) {
   const auto& a = c.args;
-  const bool shard = kind == Channels::kShard;
   int64_t receivers = 0;
   std::vector<uint32_t> woken;
-  auto published = std::make_shared<const std::pair<std::string, std::string>>(a[1], a[2]);
   {
     std::lock_guard lock(shared_.pubsub_mutex);
-    auto add = [&](uint64_t session, const SharedState::Subscriber& at, const std::string* pattern) {
-      const auto how = shard ? SharedState::Delivery::kShard
-                             : pattern != nullptr ? SharedState::Delivery::kPattern : SharedState::Delivery::kChannel;
-      shared_.inboxes[at.worker].push_back(
-          SharedState::Delivery{session, at.fd, how, pattern != nullptr ? *pattern : std::string(), published});
-      if (std::find(woken.begin(), woken.end(), at.worker) == woken.end()) woken.push_back(at.worker);
-      ++receivers;
-    };
-    const auto& channels = shard ? shared_.shard_channels : shared_.channels;
-    if (auto it = channels.find(a[1]); it != channels.end()) {
-      for (const auto& [session, at] : it->second) add(session, at, nullptr);
-    }
-    for (const auto& [pattern, subscribers] : shared_.patterns) {
-      if (shard) break;  // patterns are for PUBLISH's channels only
-      if (!GlobMatch(pattern, a[1])) continue;
-      for (const auto& [session, at] : subscribers) add(session, at, &pattern);
-    }
-    // Under the lock: the other proxies get this proxy's messages in the
-    // order its own subscribers do, whatever workers published them.
-    if (!c.spec->name.starts_with("rampart.") && shared_.peers != nullptr) shared_.peers->Forward(a[1], a[2], shard);
+    receivers = PublishLocked(a[1], a[2], kind == Channels::kShard, !c.spec->name.starts_with("rampart."), woken);
   }
   for (uint32_t w : woken) Wake(shared_.delivery_pending.get(), w);
   out.Integer(receivers);  // this proxy's, as a Redis Cluster node counts
+}
+
+void Worker::PublishEvents(const std::vector<DataView::Event>& events) {
+  const uint32_t flags = shared_.notify_flags.load(std::memory_order_relaxed);
+  std::vector<uint32_t> woken;
+  {
+    std::lock_guard lock(shared_.pubsub_mutex);
+    for (const DataView::Event& e : events) {
+      if (flags & notify::kKeyspace) PublishLocked(notify::KeyspaceChannel(e.key), e.name, false, true, woken);
+      if (flags & notify::kKeyevent) PublishLocked(notify::KeyeventChannel(e.name), e.key, false, true, woken);
+    }
+  }
+  for (uint32_t w : woken) Wake(shared_.delivery_pending.get(), w);
+}
+
+int64_t Worker::PublishLocked(const std::string& channel, std::string_view message, bool shard, bool forward,
+                              std::vector<uint32_t>& woken) {
+  int64_t receivers = 0;
+  std::shared_ptr<const std::pair<std::string, std::string>> published;
+  auto add = [&](uint64_t session, const SharedState::Subscriber& at, const std::string* pattern) {
+    if (published == nullptr) {
+      published = std::make_shared<const std::pair<std::string, std::string>>(channel, message);
+    }
+    const auto how = shard ? SharedState::Delivery::kShard
+                           : pattern != nullptr ? SharedState::Delivery::kPattern : SharedState::Delivery::kChannel;
+    shared_.inboxes[at.worker].push_back(
+        SharedState::Delivery{session, at.fd, how, pattern != nullptr ? *pattern : std::string(), published});
+    if (std::find(woken.begin(), woken.end(), at.worker) == woken.end()) woken.push_back(at.worker);
+    ++receivers;
+  };
+  const auto& channels = shard ? shared_.shard_channels : shared_.channels;
+  if (auto it = channels.find(channel); it != channels.end()) {
+    for (const auto& [session, at] : it->second) add(session, at, nullptr);
+  }
+  if (!shard) {  // patterns are for PUBLISH's channels only
+    for (const auto& [pattern, subscribers] : shared_.patterns) {
+      if (!GlobMatch(pattern, channel)) continue;
+      for (const auto& [session, at] : subscribers) add(session, at, &pattern);
+    }
+  }
+  // Under the lock: the other proxies get this proxy's messages in the
+  // order its own subscribers do, whatever workers published them.
+  if (forward && shared_.peers != nullptr) shared_.peers->Forward(channel, message, shard);
+  return receivers;
 }
 
 void Worker::PubSubIntrospection(const Command& c, resp::Writer& out) {

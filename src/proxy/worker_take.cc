@@ -352,6 +352,11 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
     reads = true;
   }
   j.needs_read = j.needs_read || (reads && writes);
+  // "new" and "expired" events need to know what a write replaces (DataView::set_notify_flags).
+  if (const uint32_t flags = shared_.notify_flags.load(std::memory_order_relaxed);
+      writes && notify::Publishing(flags) && (flags & (notify::kNew | notify::kExpired)) != 0) {
+    j.needs_read = true;
+  }
   if (!reads && !writes) {  // a block of PINGs and ECHOs: nothing to read or write
     DataView none(NowMs(), 0);
     ApplyTo(j, none);

@@ -100,6 +100,7 @@ void Worker::AnswerGroup(Job& job, std::string reply) {
 }
 
 void Worker::FailJob(Job& job, const Status& status) {
+  job.failed = true;
   AnswerGroup(job, ErrorReply(BackendError(status)));
   shared_.backend_errors += job.followers.size();  // INFO counts commands
 }
@@ -180,6 +181,9 @@ DataView Worker::NewView(uint64_t now, uint64_t seed) const {
   DataView view(now, seed);
   view.set_max_key_bytes(MaxUserKeyBytes());
   view.set_max_value_bytes(shared_.config.kv.max_value_bytes);  // longer strings go in chunks
+  if (const uint32_t flags = shared_.notify_flags.load(std::memory_order_relaxed); notify::Publishing(flags)) {
+    view.set_notify_flags(flags);
+  }
   return view;
 }
 
@@ -204,6 +208,18 @@ void Worker::ApplyTo(Job& job, DataView& view) {
     }
     const std::vector<std::string_view> args = c.Views();
     c.spec->apply(args, view, out);
+    if (c.spec->kind == CommandKind::kRead && (view.notify_flags() & notify::kKeyMiss) != 0) NoteKeyMisses(c, view);
+  }
+}
+
+// Redis's "keymiss" (class m): every key a read command names that it found
+// missing. (Redis's OBJECT looks its key up without the event.)
+void Worker::NoteKeyMisses(const Command& c, DataView& view) {
+  if (c.spec->name == "object") return;
+  const std::vector<std::string_view> args = c.Views();
+  for (std::string_view k : KeysOf(*c.spec, args)) {
+    auto found = view.FindStored(k);
+    if (found.ok() && !found->has_value()) view.Notify(notify::kKeyMiss, "keymiss", k);
   }
 }
 
@@ -387,6 +403,7 @@ void Worker::PlaceWriteSet(Job& job, RoundTrip& round) {
   txn::BatchTxn w;
   w.after_ts = job.read_ts;  // the write orders after the versions it read
   if (std::string error = PlaceWrites(job, w); !error.empty()) {
+    job.failed = true;
     AnswerGroup(job, ErrorReply(error));  // nothing of the write set is written
   } else if (!w.writes.empty()) {
     CheckedAgainst(job, w);
@@ -438,6 +455,7 @@ bool Worker::ReadAgainAfterConflict(Job& job, const Status& status, RoundTrip& r
     const bool own = std::any_of(job.read_versions.begin(), job.read_versions.end(),
                                  [&](const Job::ReadVersion& r) { return NamesKey(status, r.key); });
     if (++(own ? job.conflicts : job.bystander_refusals) > (own ? kMaxConflicts : 4 * kMaxConflicts)) {
+      job.failed = true;
       AnswerGroup(job, ErrorReply(StrCat("ERR rampart: the keys of this command were written by "
                                          "another proxy or client before its write, ",
                                          kMaxConflicts, " times; try again")));
@@ -475,13 +493,18 @@ void Worker::WriteReadModifyWrites(std::vector<Job*> writers, uint64_t now) {
   }
 }
 
-// After the turn's writes: parks the blocked, releases the locks (waking
-// whoever waits for them) and runs the server commands.
+// After the turn's writes: parks the blocked, publishes the jobs' keyspace
+// events, releases the locks (waking whoever waits for them) and runs the
+// server commands.
 void Worker::FinishJobs(std::vector<Job>& jobs) {
   bool wrote = false, unlocked = false;
   for (Job& j : jobs) {
     if (j.kind == Job::Kind::kParked) Park(j);  // before the unlock: no write slips by unseen
     if (j.kind == Job::Kind::kRunAgain) RunAgainWithKeys(j);
+    // Keyspace events before the unlock: those of the next writer of these
+    // keys (on any worker) come after them.
+    const bool done = j.kind == Job::Kind::kWrite || j.kind == Job::Kind::kRead;
+    if (done && !j.failed && j.view.has_value() && !j.view->events().empty()) PublishEvents(j.view->events());
     if (!j.locks.empty()) {
       if (j.kind == Job::Kind::kWrite) {
         shared_.locks.BumpEpochs(j.locks);
