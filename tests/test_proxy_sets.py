@@ -144,6 +144,29 @@ def test_smove(r, key):
     assert r.smembers(new) == {"z"}
 
 
+def test_smove_of_a_member_dst_has_leaves_a_watch_of_dst_standing(r, redis_target, key):
+    """SMOVE of a member the destination holds changes only the source: a
+    WATCH of the destination holds (Redis's "SMOVE only notify dstset when the
+    addition is successful"); of one it lacks, the WATCH fails."""
+    src, dst = key("wsrc"), key("wdst")
+    r.sadd(src, "a", "b")
+    r.sadd(dst, "a")
+    other = redis.Redis(host=redis_target.host, port=redis_target.port, decode_responses=True)
+    for member, holds in (("a", True), ("b", False)):
+        with r.pipeline(transaction=True) as p:
+            p.watch(dst)
+            p.multi()
+            p.sadd(dst, "c")
+            assert other.smove(src, dst, member) is True
+            if holds:
+                assert p.execute() == [1]
+            else:
+                with pytest.raises(redis.WatchError):
+                    p.execute()
+    assert r.smembers(dst) == {"a", "b", "c"}
+    other.close()
+
+
 def test_set_algebra(r, key):
     a, b, c = key("a"), key("b"), key("c")
     r.sadd(a, "1", "2", "3", "x")

@@ -364,8 +364,10 @@ void SMove(Args args, DataView& data, resp::Writer& out) {
   if (ReplyIfError(added.status(), out)) return;
   if (ReplyIfError(src->Save(), out)) return;
   NotifyRemoved(data, args[1], "srem", *src);  // before dst's Save records its "new"
-  if (ReplyIfError(dst->Save(), out)) return;
-  if (*added) data.Notify(notify::kSet, "sadd", args[2]);
+  if (*added) {  // a member dst had already leaves dst unwritten (a WATCH of it holds), as in Redis
+    if (ReplyIfError(dst->Save(), out)) return;
+    data.Notify(notify::kSet, "sadd", args[2]);
+  }
   out.Integer(1);
 }
 
