@@ -227,10 +227,12 @@ GROUPS = {"strings": STRINGS, "keys": KEYS, "lists": LISTS, "sets": SETS, "hashe
           "geo": GEO, "sort": SORTS, "scripts": SCRIPTS_AND_BLOCKS}
 
 
+@pytest.mark.parametrize("flags", ["KEA", "KEAmn"])
 @pytest.mark.parametrize("group", list(GROUPS))
-def test_events_of_every_write_command_equal_redis(pair, group):
-    """Every command sends the events redis-server sends, on both channels."""
-    seen = run_both(pair, "KEA", GROUPS[group])
+def test_events_of_every_write_command_equal_redis(pair, group, flags):
+    """Every command sends the events redis-server sends, on both channels;
+    with m and n also its lookups' misses and the keys it adds."""
+    seen = run_both(pair, flags, GROUPS[group])
     assert sum(len(e) for e in seen) >= len(GROUPS[group]), "too few events: is the subscriber deaf?"
 
 
@@ -296,6 +298,50 @@ def test_key_miss_events(pair):
                                   ("ZSCORE", "km:x", "a"), ("SET", "km:x", "1")])
     assert seen[0] == [("__keyspace@0__:km:nokey", "keymiss"), ("__keyevent@0__:keymiss", "km:nokey")]
     assert seen[-1] == []  # a write's lookup is no miss
+    # Looked up without the event; an error before the lookup sends none.
+    seen = run_both(pair, "KEm", [("WATCH", "km:w"), ("UNWATCH",), ("MEMORY", "USAGE", "km:w"),
+                                  ("OBJECT", "ENCODING", "km:w"), ("LRANGE", "km:w", "x", "y"),
+                                  ("EVAL", "return redis.call('get', KEYS[1])", "1", "km:s")])
+    assert seen[:-1] == [[]] * 5
+    assert seen[-1] == [("__keyspace@0__:km:s", "keymiss"), ("__keyevent@0__:keymiss", "km:s")]
+
+
+def run_both_whole(pair, flags, setup, commands):
+    """Like run_both, but compares the events of the whole sequence (after
+    `setup`, whose events are dropped): an expired key's event may come from
+    the command or, a moment before it, from the expiry cycle."""
+    clients, listeners = pair
+    for c in clients:
+        c.config_set("notify-keyspace-events", flags)
+    for args in setup:
+        replies_of(clients, *args)
+    for listener in listeners:
+        listener.events()
+    time.sleep(0.3)  # the keys of `setup` with a PX of 50 have expired
+    for args in commands:
+        replies = replies_of(clients, *args)
+        assert replies[0] == replies[1], f"{args}: redis {replies[0]!r} != rampart {replies[1]!r}"
+    events = [listener.events() for listener in listeners]
+    # The cycle reaps keys in its own order: compared key by key.
+    per_key = [{}, {}]
+    for got, mine in zip(events, per_key):
+        for channel, message in got:
+            key = channel.split(":", 1)[1] if channel.startswith("__keyspace") else message
+            mine.setdefault(key, []).append((channel, message))
+    assert per_key[0] == per_key[1]
+    return events[1]
+
+
+def test_writes_over_expired_keys(pair):
+    """A write's lookup of an expired key removes it first: "expired" before
+    the command's own events, once."""
+    setup = [("SET", f"xk:{n}", "v", "PX", "50") for n in range(6)] + [("RPUSH", "xk:l", "a"),
+                                                                      ("PEXPIRE", "xk:l", "50")]
+    events = run_both_whole(pair, "KEAmn", setup, [
+        ("GETSET", "xk:0", "w"), ("DEL", "xk:1"), ("EXPIRE", "xk:2", "100"), ("PERSIST", "xk:3"),
+        ("SET", "xk:4", "w", "GET"), ("LPUSHX", "xk:l", "b"), ("MSETNX", "xk:5", "1", "xk:6", "2")])
+    assert events.count(("__keyevent@0__:expired", "xk:0")) == 1
+    assert events.index(("__keyevent@0__:expired", "xk:0")) < events.index(("__keyevent@0__:set", "xk:0"))
 
 
 def test_config_texts_equal_redis(redis_and_rampart):
@@ -309,6 +355,13 @@ def test_config_texts_equal_redis(redis_and_rampart):
         for bad in ["KEQ", "k", "K E"]:
             replies = replies_of(clients, "CONFIG", "SET", "notify-keyspace-events", bad)
             assert replies[0] == replies[1] and replies[0][0] == "error", bad
+        # Names are checked before values, an alias counts as its name.
+        for args in [("notify-keyspace-events", "Q", "no-such-option", "1"),
+                     ("notify-keyspace-events", "KEA", "notify-keyspace-events", "KE"),
+                     ("lua-time-limit", "x"), ("busy-reply-threshold", "-1"),
+                     ("notify-keyspace-events", "KEA", "lua-time-limit", "-1")]:
+            replies = replies_of(clients, "CONFIG", "SET", *args)
+            assert replies[0] == replies[1] and replies[0][0] == "error", args
         # All or nothing: a bad pair refuses the whole CONFIG SET.
         replies = replies_of(clients, "CONFIG", "SET", "notify-keyspace-events", "KEA", "no-such-option", "1")
         assert all(r[0] == "error" for r in replies)

@@ -294,6 +294,41 @@ bool NeedsRead(const CommandSpec& spec, Args args) {
   return spec.needs_read == nullptr || spec.needs_read(args);
 }
 
+namespace {
+
+// The keys of `spec` that Redis's lookups of a write would find expired and
+// remove: those the view holds with an expired value it did not write.
+void RemoveExpiredKeys(const CommandSpec& spec, Args args, DataView& data) {
+  for (std::string_view k : KeysOf(spec, args)) {
+    auto it = data.entries().find(k);
+    if (it == data.entries().end() || it->second.dirty || !it->second.stored.has_value()) continue;
+    auto v = DecodeStored(*it->second.stored);
+    if (v.ok() && Expired(*v, data.now_ms())) data.Delete(k);  // records "expired"
+  }
+}
+
+void NoteKeyMisses(const CommandSpec& spec, Args args, DataView& data) {
+  if (spec.name == "object" || spec.name == "watch" || spec.name == "memory") return;
+  for (std::string_view k : KeysOf(spec, args)) {
+    auto found = data.FindStored(k);
+    if (found.ok() && !found->has_value()) internal::NotifyKeyMiss(data, k);
+  }
+}
+
+}  // namespace
+
+void ApplyCommand(const CommandSpec& spec, Args args, DataView& data, resp::Writer& out) {
+  const uint32_t flags = data.notify_flags();
+  if (flags == 0) return spec.apply(args, data, out);
+  if (spec.kind == CommandKind::kWrite && (flags & notify::kExpired) != 0) RemoveExpiredKeys(spec, args, data);
+  const size_t at = out.out()->size();
+  spec.apply(args, data, out);
+  const bool error = out.out()->size() > at && (*out.out())[at] == '-';
+  if (spec.kind == CommandKind::kRead && (flags & notify::kKeyMiss) != 0 && !error) {
+    NoteKeyMisses(spec, args, data);
+  }
+}
+
 namespace internal {
 
 bool ReplyIfError(const Status& s, resp::Writer& out) {

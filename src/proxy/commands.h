@@ -72,6 +72,15 @@ std::string CheckArity(const CommandSpec& spec, Args args);
 std::vector<std::string_view> KeysOf(const CommandSpec& spec, Args args);
 // Whether a kWrite command reads its keys first.
 bool NeedsRead(const CommandSpec& spec, Args args);
+// Runs data command `spec` (REQUIRES: it has an apply) on `data` into
+// `out`, with the keyspace events Redis's key lookups send (notify.h), when
+// `data` records them: first a write command's keys that hold an expired
+// value are removed ("expired", as Redis's lookup for a write removes them);
+// then, unless the reply is an error, a read command records "keymiss" for
+// each key it names that is missing (OBJECT, WATCH and MEMORY USAGE look
+// their keys up without it, as in Redis). The worker's jobs and scripts'
+// redis.call run commands through it.
+void ApplyCommand(const CommandSpec& spec, Args args, DataView& data, resp::Writer& out);
 // The blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN,
 // BZPOPMAX, BZMPOP): they may park their session (worker_block.cc), so they
 // neither lead nor join another job of their keys. What the worker needs to

@@ -313,6 +313,9 @@ void GeoSearchGeneric(Args args, DataView& data, resp::Writer& out, Form form) {
   const std::string_view source = args[form == Form::kSearchStore ? 2 : 1];
   auto src = OpenIfExists(data, source);
   if (ReplyIfError(src.status(), out)) return;
+  // Redis looks the source up as a read command does before it parses the
+  // rest (the read forms' "keymiss" is the worker's).
+  if (!src->has_value() && FindCommand(args[0])->kind == CommandKind::kWrite) NotifyKeyMiss(data, source);
   Search q;
   auto first = ParseFixed(args, form, *src, q);
   if (ReplyIfError(first.status(), out)) return;

@@ -395,6 +395,9 @@ void SCombineStore(Args args, DataView& data, resp::Writer& out) {
   const SetOp op = OpOf(args);
   auto sets = OpenSets(data, args.subspan(2));
   if (ReplyIfError(sets.status(), out)) return;
+  for (size_t i = 0; i < sets->size(); ++i) {  // Redis reads the sources as a read command does
+    if (!(*sets)[i].exists()) NotifyKeyMiss(data, args[2 + i]);
+  }
   auto members = Combine(op, *sets, /*limit=*/0);
   if (ReplyIfError(members.status(), out)) return;
   const bool existed = HoldsValue(data, args[1]);

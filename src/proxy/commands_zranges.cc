@@ -197,6 +197,7 @@ void ZRangeStore(Args args, DataView& data, resp::Writer& out) {
   if (ReplyIfError(CheckBounds(*q), out)) return;
   auto src = Zset::Open(data, args[2]);
   if (ReplyIfError(src.status(), out)) return;
+  if (!src->exists()) NotifyKeyMiss(data, args[2]);  // Redis reads the source as a read command does
   auto items = Select(*src, *q);
   if (ReplyIfError(items.status(), out)) return;
   const bool existed = HoldsValue(data, args[1]);

@@ -148,6 +148,9 @@ void AlgebraStore(Args args, DataView& data, resp::Writer& out, Op op, std::stri
   if (ReplyIfError(q.status(), out)) return;
   auto result = Compute(data, *q);
   if (ReplyIfError(result.status(), out)) return;
+  for (std::string_view key : q->keys) {  // Redis reads the sources as a read command does
+    if (!HoldsValue(data, key)) NotifyKeyMiss(data, key);
+  }
   const bool existed = HoldsValue(data, args[1]);
   const auto stored = static_cast<int64_t>(result->size());
   Zset dst = Zset::Create(data, args[1]);

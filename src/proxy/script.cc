@@ -343,7 +343,7 @@ void ScriptRunner::Impl::PrepareCall(lua_State* L) {
   }
   resp::Writer out(&c.reply);  // scripts speak RESP2 (redis.setresp(2))
   if (spec->apply != nullptr) {
-    spec->apply(c.args, *run.data, out);
+    ApplyCommand(*spec, c.args, *run.data, out);
   } else if (spec->name == "time") {  // SELECT and TIME have no Apply (PING and ECHO have)
     TimeReply(out);
   } else {

@@ -380,7 +380,6 @@ class Worker {
   void RegisterBlockedLocked(const Session& s, Unblock unblock);
   void ApplyCommands(Job& job);
   void ApplyTo(Job& job, DataView& view);
-  void NoteKeyMisses(const Command& c, DataView& view);
   // Guesses, from page_cache_, the pages the job's commands will need, so
   // its first read round reads them too (job.extra_keys).
   void Predict(Job& job, uint64_t now);
@@ -452,7 +451,7 @@ class Worker {
   void Publish(const Command& c, Channels kind, resp::Writer& out);
   // Keyspace notifications (notify.h): a done job's events, on this proxy
   // and forwarded to the others, in order.
-  void PublishEvents(const std::vector<DataView::Event>& events);
+  void PublishEvents(const DataView& view);
   // Queues `message` on `channel` for this proxy's subscribers (and
   // forwards it to the other proxies when `forward`), adding the workers to
   // wake to `woken`; the number of this proxy's receivers.

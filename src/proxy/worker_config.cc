@@ -111,36 +111,49 @@ void Worker::ConfigCommand(const Command& c, resp::Writer& out) {
                    "'. Try CONFIG HELP."));
 }
 
-// CONFIG SET parameter value [parameter value ...]: all or nothing.
+// CONFIG SET parameter value [parameter value ...]: all or nothing, checked
+// as Redis checks it: every name first (the first unknown one answers
+// "Unknown option"; else the first one that cannot be set, or is named
+// twice), then every value.
 void Worker::ConfigSet(const Command& c, resp::Writer& out) {
   const auto& a = c.args;
   if (a.size() < 4) return out.Error("ERR wrong number of arguments for 'config|set' command");
   if (a.size() % 2 != 0) {  // a name without a value, past the arity: as Redis answers it
     return out.Error("ERR syntax error");
   }
+  auto failed = [&](std::string_view arg, std::string_view why) {
+    out.Error(StrCat("ERR CONFIG SET failed (possibly related to argument '", arg, "') - ", why));
+  };
+  std::string refused;  // the first name that cannot be set, and why
+  std::string refused_arg;
+  std::vector<std::string> seen;
+  for (size_t n = 2; n < a.size(); n += 2) {
+    const std::string name = Lower(a[n]);
+    const bool settable = IsScriptTimeLimit(name) || name == "notify-keyspace-events" || TuningDefaults().contains(name);
+    bool known = settable;
+    for (const auto& p : ConfigValues()) known = known || p.first == name;
+    if (!known) return out.Error(StrCat("ERR Unknown option or number of arguments for CONFIG SET - '", a[n], "'"));
+    if (!refused.empty()) continue;
+    if (!settable) {
+      refused = "can't set immutable config: rampart takes it from the cluster file ([proxy] or [kv] section)";
+    } else if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+      refused = "duplicate parameter";
+    }
+    if (!refused.empty()) refused_arg = a[n];
+    seen.push_back(name);
+  }
+  if (!refused.empty()) return failed(refused_arg, refused);
   for (size_t n = 2; n < a.size(); n += 2) {
     const std::string name = Lower(a[n]);
     if (IsScriptTimeLimit(name)) {
       const Result<int64_t> ms = ParseInt64(a[n + 1]);
       if (ms.ok() && *ms >= 0) continue;
-      return out.Error(StrCat("ERR CONFIG SET failed (possibly related to argument '", name, "') - ",
-                              ms.ok() ? "argument must be between 0 and 9223372036854775807 inclusive"
-                                      : "argument couldn't be parsed into an integer"));
+      return failed(name, ms.ok() ? "argument must be between 0 and 9223372036854775807 inclusive"
+                                  : "argument couldn't be parsed into an integer");
     }
-    if (name == "notify-keyspace-events") {
-      if (notify::ParseFlags(a[n + 1]).has_value()) continue;
-      return out.Error(StrCat("ERR CONFIG SET failed (possibly related to argument '", name,
-                              "') - Invalid event class character. Use 'Ag$lshzxeKEtmdn'."));
+    if (name == "notify-keyspace-events" && !notify::ParseFlags(a[n + 1]).has_value()) {
+      return failed(name, "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
     }
-    if (TuningDefaults().contains(name)) continue;
-    bool known = false;
-    for (const auto& p : ConfigValues()) known = known || p.first == name;
-    if (known) {
-      return out.Error(StrCat("ERR CONFIG SET failed (possibly related to argument '", name,
-                              "') - can't set immutable config: rampart takes it from the cluster "
-                              "file ([proxy] or [kv] section)"));
-    }
-    return out.Error(StrCat("ERR Unknown option or number of arguments for CONFIG SET - '", a[n], "'"));
   }
   std::lock_guard<std::mutex> lock(shared_.config_mutex);
   for (size_t n = 2; n < a.size(); n += 2) {

@@ -62,8 +62,9 @@ void Worker::Publish(const Command& c, Channels kind, resp::Writer& out) {
   out.Integer(receivers);  // this proxy's, as a Redis Cluster node counts
 }
 
-void Worker::PublishEvents(const std::vector<DataView::Event>& events) {
-  const uint32_t flags = shared_.notify_flags.load(std::memory_order_relaxed);
+void Worker::PublishEvents(const DataView& view) {
+  const std::vector<DataView::Event>& events = view.events();
+  const uint32_t flags = view.notify_flags();  // those the events were recorded under
   std::vector<uint32_t> woken;
   {
     std::lock_guard lock(shared_.pubsub_mutex);

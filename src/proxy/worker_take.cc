@@ -353,10 +353,9 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
   }
   j.needs_read = j.needs_read || (reads && writes);
   // "new" and "expired" events need to know what a write replaces (DataView::set_notify_flags).
-  if (const uint32_t flags = shared_.notify_flags.load(std::memory_order_relaxed);
-      writes && notify::Publishing(flags) && (flags & (notify::kNew | notify::kExpired)) != 0) {
-    j.needs_read = true;
-  }
+  const uint32_t notify_flags = shared_.notify_flags.load(std::memory_order_relaxed);
+  const bool notifying = writes && notify::Publishing(notify_flags);
+  if (notifying && (notify_flags & (notify::kNew | notify::kExpired)) != 0) j.needs_read = true;
   if (!reads && !writes) {  // a block of PINGs and ECHOs: nothing to read or write
     DataView none(NowMs(), 0);
     ApplyTo(j, none);
@@ -388,7 +387,9 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
     // Whether it is taken as a follower or as a job of its own.
     if (j.needs_read && !j.Chainable()) state.only_chainable_rmws = false;
     j.locks = shared_.locks.SlotsOf(j.keys);
-    j.lock_mode = j.needs_read ? LockTable::Mode::kExclusive : LockTable::Mode::kShared;
+    // Blind writes of one key share its lock — but not while their events are
+    // published: those must go out in the order the writes are stored.
+    j.lock_mode = j.needs_read || notifying ? LockTable::Mode::kExclusive : LockTable::Mode::kShared;
     j.kind = Job::Kind::kWrite;
     if (!shared_.locks.TryLock(j.locks, j.lock_mode)) {
       Job* leader = LeaderFor(j, jobs);

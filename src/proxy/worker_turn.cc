@@ -207,19 +207,7 @@ void Worker::ApplyTo(Job& job, DataView& view) {
       continue;
     }
     const std::vector<std::string_view> args = c.Views();
-    c.spec->apply(args, view, out);
-    if (c.spec->kind == CommandKind::kRead && (view.notify_flags() & notify::kKeyMiss) != 0) NoteKeyMisses(c, view);
-  }
-}
-
-// Redis's "keymiss" (class m): every key a read command names that it found
-// missing. (Redis's OBJECT looks its key up without the event.)
-void Worker::NoteKeyMisses(const Command& c, DataView& view) {
-  if (c.spec->name == "object") return;
-  const std::vector<std::string_view> args = c.Views();
-  for (std::string_view k : KeysOf(*c.spec, args)) {
-    auto found = view.FindStored(k);
-    if (found.ok() && !found->has_value()) view.Notify(notify::kKeyMiss, "keymiss", k);
+    ApplyCommand(*c.spec, args, view, out);
   }
 }
 
@@ -504,7 +492,7 @@ void Worker::FinishJobs(std::vector<Job>& jobs) {
     // Keyspace events before the unlock: those of the next writer of these
     // keys (on any worker) come after them.
     const bool done = j.kind == Job::Kind::kWrite || j.kind == Job::Kind::kRead;
-    if (done && !j.failed && j.view.has_value() && !j.view->events().empty()) PublishEvents(j.view->events());
+    if (done && !j.failed && j.view.has_value() && !j.view->events().empty()) PublishEvents(*j.view);
     if (!j.locks.empty()) {
       if (j.kind == Job::Kind::kWrite) {
         shared_.locks.BumpEpochs(j.locks);
