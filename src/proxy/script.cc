@@ -344,6 +344,7 @@ void ScriptRunner::Impl::PrepareCall(lua_State* L) {
   resp::Writer out(&c.reply);  // scripts speak RESP2 (redis.setresp(2))
   if (spec->apply != nullptr) {
     ApplyCommand(*spec, c.args, *run.data, out);
+    run.calls.push_back({spec, !c.reply.empty() && c.reply[0] == '-'});
   } else if (spec->name == "time") {  // SELECT and TIME have no Apply (PING and ECHO have)
     TimeReply(out);
   } else {
@@ -412,6 +413,8 @@ ScriptRunner::ScriptRunner(ScriptCache& cache, const std::atomic<uint64_t>& time
 ScriptRunner::~ScriptRunner() = default;
 
 const std::vector<std::string>& ScriptRunner::undeclared() const { return impl_->run.undeclared; }
+
+const std::vector<ScriptRunner::Call>& ScriptRunner::calls() const { return impl_->run.calls; }
 
 Result<ScriptRunner::Impl::Compiled> ScriptRunner::Impl::CompiledFor(const std::string& sha,
                                                                    std::optional<std::string_view> body) {

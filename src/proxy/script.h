@@ -87,6 +87,13 @@ class ScriptRunner {
   // The keys the last Eval's script named in a redis.call without declaring
   // them, in order (empty when it stopped for nothing of the kind).
   const std::vector<std::string>& undeclared() const;
+  // The commands the last run called that ran (a call refused before it ran
+  // is not one), each with whether it answered an error: INFO commandstats.
+  struct Call {
+    const CommandSpec* spec = nullptr;
+    bool failed = false;
+  };
+  const std::vector<Call>& calls() const;
 
   // SCRIPT LOAD body: compiles it (a compile error is replied) and caches it.
   void Load(std::string_view body, resp::Writer& out);

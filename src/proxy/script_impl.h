@@ -49,6 +49,7 @@ struct ScriptRunner::Impl {
     std::vector<std::string_view> keys;  // KEYS and the more_keys
     // Keys a redis.call named beyond KEYS (the run stops at the first).
     std::vector<std::string> undeclared;
+    std::vector<ScriptRunner::Call> calls;  // ScriptRunner::calls()
     // The run cannot finish on this view (data missing, a key undeclared):
     // every redis.call and every protected call raises from then on.
     bool stopped = false;

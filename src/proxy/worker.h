@@ -195,6 +195,20 @@ struct SharedState {
   // Keyspace notifications (notify.h): the classes published, from
   // proxy.notify_keyspace_events, then CONFIG SET notify-keyspace-events.
   std::atomic<uint32_t> notify_flags{notify::ParseFlags(config.proxy.notify_keyspace_events).value_or(0)};
+
+  // INFO commandstats and errorstats (worker_info.cc), cleared by CONFIG
+  // RESETSTAT: per command of the table (AllCommands()'s order), and the
+  // error replies by their code (the first word: ERR, WRONGTYPE, ...).
+  struct CommandStats {
+    std::atomic<uint64_t> calls{0};
+    std::atomic<uint64_t> usec{0};
+    std::atomic<uint64_t> rejected{0};  // refused before they ran (arity, NOAUTH, key errors)
+    std::atomic<uint64_t> failed{0};    // ran and answered an error
+  };
+  const std::unique_ptr<CommandStats[]> command_stats{new CommandStats[AllCommands().size()]};
+  std::atomic<uint64_t> error_replies{0};
+  std::mutex error_stats_mutex;
+  std::map<std::string, uint64_t, std::less<>> error_stats;  // guarded by error_stats_mutex
 };
 
 class Worker {
@@ -260,7 +274,10 @@ class Worker {
   // may lead (then `j` must be pushed onto `jobs` next).
   Job* ReadLeaderFor(const Job& j, std::vector<Job>& jobs);
   // Answers the session's front command with `reply` (and pops it).
-  void Answer(Session& s, std::vector<Job>& jobs, std::string reply);
+  // How INFO commandstats counts an answer (CountAnswered): a call, a
+  // refusal before the command ran, or neither (+QUEUED: counted at EXEC).
+  enum class Counted { kCall, kRejected, kNone };
+  void Answer(Session& s, std::vector<Job>& jobs, std::string reply, Counted counted = Counted::kCall);
   // Answers with an error; inside MULTI the EXEC will abort. Returns true.
   bool Refuse(Session& s, std::vector<Job>& jobs, std::string_view message);
 
@@ -380,6 +397,7 @@ class Worker {
   void RegisterBlockedLocked(const Session& s, Unblock unblock);
   void ApplyCommands(Job& job);
   void ApplyTo(Job& job, DataView& view);
+  void ApplyOne(Job& job, const Command& c, DataView& view, resp::Writer& out);
   // Guesses, from page_cache_, the pages the job's commands will need, so
   // its first read round reads them too (job.extra_keys).
   void Predict(Job& job, uint64_t now);
@@ -473,8 +491,19 @@ class Worker {
   void ScriptCommand(const Command& c, resp::Writer& out);
   void ConfigSet(const Command& c, resp::Writer& out);
   std::vector<std::pair<std::string, std::string>> ConfigValues() const;
-  std::string Info(std::string_view section, std::optional<uint64_t> keys,
+  // INFO (worker_info.cc): the text of `sections` (lower case; empty:
+  // Redis's default ones).
+  std::string Info(const std::vector<std::string>& sections, std::optional<uint64_t> keys,
                    const std::optional<txn::StoreStats>& store);
+  std::string StatsSection();
+  std::string CommandStatsSection() const;
+  std::string ErrorStatsSection();
+  // Counts an answer about to go out: its command's calls, time (`usec`, its
+  // share of the turn), refusal or failure, and its error replies.
+  void CountAnswered(const Job& j, uint64_t usec);
+  void CountError(std::string_view reply);
+  void CountTurn(const std::vector<Job>& jobs, std::chrono::steady_clock::time_point started);
+  void ResetStats();
   void FailReply(resp::Writer& out, const Status& status);
 
   SharedState& shared_;

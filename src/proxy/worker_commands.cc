@@ -1,6 +1,6 @@
 // The commands a worker answers without touching data (PING, AUTH, HELLO,
 // COMMAND, CONFIG, SELECT, QUIT, ECHO, TIME) and the whole-store ones
-// (DBSIZE, FLUSHDB, FLUSHALL, INFO).
+// (DBSIZE, FLUSHDB, FLUSHALL, INFO; INFO's text is worker_info.cc's).
 
 #include <cctype>
 
@@ -260,104 +260,26 @@ void Worker::ServerCommand(Session& s, const Command& c, std::string& reply) {
     return out.Simple("OK");
   }
   // INFO [section ...]
-  std::string section = a.size() >= 2 ? Lower(a[1]) : "default";
+  std::vector<std::string> sections;
+  for (size_t n = 1; n < a.size(); ++n) sections.push_back(Lower(a[n]));
+  auto asks = [&](std::string_view name) {
+    return sections.empty() || std::any_of(sections.begin(), sections.end(), [&](const std::string& s) {
+             return s == name || s == "default" || s == "all" || s == "everything";
+           });
+  };
   std::optional<uint64_t> count;
   std::optional<txn::StoreStats> store;
-  const bool all = section == "default" || section == "all" || section == "everything";
-  if (all || section == "keyspace") {
+  if (asks("keyspace")) {
     auto n = keys();
     if (n.ok()) count = *n;
   }
-  if (all || section == "memory" || section == "keyspace") {
+  if (asks("memory") || asks("keyspace")) {
     auto st = client_->QueryStoreStats();
     if (st.ok()) store = *st;
   }
-  out.Bulk(Info(section, count, store));
+  out.Bulk(Info(sections, count, store));
 }
 
 void Worker::FailReply(resp::Writer& out, const Status& status) { out.Error(BackendError(status)); }
-
-std::string Worker::Info(std::string_view section, std::optional<uint64_t> keys,
-                         const std::optional<txn::StoreStats>& store) {
-  const bool all = section == "default" || section == "all" || section == "everything";
-  const ProxyConfig& pc = shared_.config.proxy;
-  std::string text;
-  auto want = [&](std::string_view name) { return all || section == name; };
-  if (want("server")) {
-    text += StrCat("# Server\r\nredis_version:", kRedisVersion, "\r\nredis_mode:standalone\r\n",
-                   "rampart_cluster:", shared_.config.name, "\r\nos:Linux\r\narch_bits:64\r\n",
-                   "process_id:", getpid(), "\r\ntcp_port:", pc.port, "\r\nuptime_in_seconds:",
-                   (NowMs() - shared_.started_ms) / 1000, "\r\nexecutable:rampart proxy\r\n\r\n");
-  }
-  if (want("clients")) {
-    text += StrCat("# Clients\r\nconnected_clients:", shared_.connected.load(),
-                   "\r\nmaxclients:", pc.max_clients,
-                   "\r\nblocked_clients:", shared_.parked.load(), "\r\n\r\n");
-  }
-  if (want("stats")) {
-    const uint64_t turns = shared_.turns.load();
-    const uint64_t txns = shared_.backend_transactions.load();
-    uint64_t slot_reads = 0, slot_fallbacks = 0, repair_rounds = 0;
-    for (uint32_t w = 0; w < shared_.worker_count; ++w) {
-      slot_reads += shared_.read_paths[w].slot_reads.load(std::memory_order_relaxed);
-      slot_fallbacks += shared_.read_paths[w].slot_fallbacks.load(std::memory_order_relaxed);
-      repair_rounds += shared_.read_paths[w].repair_rounds.load(std::memory_order_relaxed);
-    }
-    text += StrCat(
-        "# Stats\r\ntotal_connections_received:", shared_.connections_received.load(),
-        "\r\ntotal_commands_processed:", shared_.commands.load(),
-        "\r\nrejected_connections:", shared_.rejected_connections.load(),
-        "\r\nrampart_workers:", shared_.worker_count,
-        "\r\nrampart_aggregation:", pc.aggregate ? "on" : "off",
-        "\r\nrampart_isolation:", pc.isolation, "\r\nrampart_replicas:", shared_.ring.replicas(),
-        "\r\nrampart_turns:", turns, "\r\nrampart_backend_transactions:", txns,
-        "\r\nrampart_transactions_per_turn:",
-        turns == 0 ? 0.0 : static_cast<double>(txns) / static_cast<double>(turns),
-        "\r\nrampart_lock_waits:", shared_.lock_waits.load(),
-        "\r\nrampart_joined_commands:", shared_.joined.load(),
-        "\r\nrampart_joined_reads:", shared_.joined_reads.load(),
-        "\r\nrampart_absent_writes:", shared_.absent_writes.load(),
-        "\r\nrampart_absent_refused:", shared_.absent_refused.load(),
-        "\r\nrampart_write_conflicts:", shared_.write_conflicts.load(),
-        "\r\nrampart_script_reruns:", shared_.script_reruns.load(),
-        "\r\nrampart_extra_read_rounds:", shared_.read_rounds.load(),
-        "\r\nrampart_failovers:", shared_.failovers.load(),
-        "\r\nrampart_one_sided_reads:", slot_reads,
-        "\r\nrampart_one_sided_fallbacks:", slot_fallbacks,
-        "\r\nrampart_ramp_repair_rounds:", repair_rounds,
-        "\r\nrampart_unreachable_partitions:", client_->unreachable_partitions(),
-        "\r\nrampart_backend_errors:", shared_.backend_errors.load(), "\r\n");
-    const PeerPublisher::Stats peers =
-        shared_.peers != nullptr ? shared_.peers->stats() : PeerPublisher::Stats{};
-    text += StrCat("rampart_pubsub_peers_linked:", peers.linked,
-                   "\r\nrampart_pubsub_forwarded:", peers.forwarded,
-                   "\r\nrampart_pubsub_dropped:", peers.dropped, "\r\n\r\n");
-  }
-  if (want("memory")) {
-    // Versions on the kv-nodes (all replicas), as the arenas count them:
-    // pages in use; the limit is kv.maxmemory per node.
-    const uint64_t nodes = shared_.config.nodes.size();
-    const uint64_t limit = shared_.config.kv.maxmemory * nodes;
-    text += "# Memory\r\n";
-    if (store.has_value()) {
-      text += StrCat("used_memory:", store->used_bytes, "\r\nused_memory_human:",
-                     FormatSize(store->used_bytes), "\r\nrampart_reserved_memory:",
-                     store->reserved_bytes, "\r\nrampart_versions:", store->versions, "\r\n");
-    }
-    text += StrCat("maxmemory:", limit, "\r\nmaxmemory_human:", FormatSize(limit),
-                   "\r\nmaxmemory_policy:noeviction\r\nnumber_of_cached_scripts:", shared_.scripts.size(),
-                   "\r\n\r\n");
-  }
-  if (want("replication")) text += "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n\r\n";
-  if (want("keyspace")) {
-    text += "# Keyspace\r\n";
-    if (keys.has_value() && *keys > 0) text += StrCat("db0:keys=", *keys, ",expires=0,avg_ttl=0\r\n");
-    // The pages of paged collections (docs/collections.md), every replica
-    // counted: not keys to Redis clients, but memory.
-    if (store.has_value()) text += StrCat("rampart_collection_pages:", store->internal_keys, "\r\n");
-    text += "\r\n";
-  }
-  return text;
-}
 
 }  // namespace rampart::proxy

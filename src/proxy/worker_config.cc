@@ -106,7 +106,10 @@ void Worker::ConfigCommand(const Command& c, resp::Writer& out) {
     return;
   }
   if (sub == "set") return ConfigSet(c, out);
-  if (sub == "resetstat" && a.size() == 2) return out.Simple("OK");
+  if (sub == "resetstat" && a.size() == 2) {  // INFO commandstats and errorstats
+    ResetStats();
+    return out.Simple("OK");
+  }
   out.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", a[1],
                    "'. Try CONFIG HELP."));
 }

@@ -80,6 +80,15 @@ struct Worker::Job {
   // Its write set was not written (a backend error, or one found before it
   // was sent): its view's keyspace events are not published.
   bool failed = false;
+  // INFO commandstats: an answer taken without a command run (Answer()):
+  // how it counts, for the command at the session's front then.
+  const CommandSpec* answered = nullptr;
+  Counted counted = Counted::kNone;
+  // Of a block's commands, as its last run answered them: how many ran, and
+  // (command, offset in `reply`) of each whose reply is an error.
+  size_t commands_run = 0;
+  std::vector<std::pair<size_t, size_t>> failed_at;
+  std::vector<ScriptRunner::Call> script_calls;  // its scripts' commands (ScriptRunner::calls)
 
   // Whether another read-modify-write may follow this one (see followers):
   // one command, no WATCH, nothing that may block.

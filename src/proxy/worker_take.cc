@@ -157,10 +157,12 @@ void Worker::DecideSilence(Session& s, Command& c) {
   if (s.reply_mode == Session::ReplyMode::kSkipNext) s.reply_mode = Session::ReplyMode::kOn;
 }
 
-void Worker::Answer(Session& s, std::vector<Job>& jobs, std::string reply) {
+void Worker::Answer(Session& s, std::vector<Job>& jobs, std::string reply, Counted counted) {
   Job j;
   j.session = &s;
   j.silent = s.queue.front().silent;
+  j.answered = s.queue.front().spec;
+  j.counted = counted;
   j.reply = std::move(reply);
   j.taken = next_taken_++;
   jobs.push_back(std::move(j));
@@ -169,7 +171,7 @@ void Worker::Answer(Session& s, std::vector<Job>& jobs, std::string reply) {
 
 bool Worker::Refuse(Session& s, std::vector<Job>& jobs, std::string_view message) {
   if (s.in_multi) s.multi_failed = true;  // EXEC will abort
-  Answer(s, jobs, ErrorReply(message));
+  Answer(s, jobs, ErrorReply(message), Counted::kRejected);
   return true;
 }
 
@@ -228,7 +230,7 @@ bool Worker::TakeCommand(Session& s, std::vector<Job>& jobs, TurnState& state) {
   Command& c = s.queue.front();
   DecideSilence(s, c);
   if (!c.protocol_error.empty()) {
-    Answer(s, jobs, ErrorReply(c.protocol_error));
+    Answer(s, jobs, ErrorReply(c.protocol_error), Counted::kNone);
     s.queue.clear();
     return false;
   }
@@ -249,7 +251,7 @@ bool Worker::TakeCommand(Session& s, std::vector<Job>& jobs, TurnState& state) {
                                     " inside MULTI is not supported"));
     }
     s.multi.push_back(std::move(c));
-    Answer(s, jobs, "+QUEUED\r\n");
+    Answer(s, jobs, "+QUEUED\r\n", Counted::kNone);
     return true;
   }
   switch (kind) {

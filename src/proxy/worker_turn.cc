@@ -10,10 +10,12 @@
 namespace rampart::proxy {
 
 void Worker::Turn() {
+  const auto started = std::chrono::steady_clock::now();
   std::vector<Job> jobs = TakeJobs();
   if (jobs.empty()) return;
   RunJobs(jobs);
   PublishReadPath();
+  CountTurn(jobs, started);
   // The replies in the order their commands were taken, so that a follower's
   // reply lands at its own place in its session's replies, not at its
   // leader's (a session's read taken before its joined read-modify-write is
@@ -41,6 +43,22 @@ void Worker::Turn() {
   }
   for (const Job* a : answers) {
     if (!a->silent) a->session->out += a->reply;
+  }
+}
+
+// INFO commandstats: every answer of the turn (followers', and those
+// ReplyToReaders sent, too), each command with an equal share of the turn's
+// time.
+void Worker::CountTurn(const std::vector<Job>& jobs, std::chrono::steady_clock::time_point started) {
+  const auto usec = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+  size_t answers = 0;
+  auto answered = [](const Job& j) { return j.kind != Job::Kind::kParked && j.kind != Job::Kind::kRunAgain; };
+  for (const Job& j : jobs) answers += (answered(j) ? 1 : 0) + j.followers.size();
+  if (answers == 0) return;
+  const uint64_t share = static_cast<uint64_t>(usec.count()) / answers;
+  for (const Job& j : jobs) {
+    if (answered(j)) CountAnswered(j, share);
+    for (const Job& f : j.followers) CountAnswered(f, share);
   }
 }
 
@@ -191,24 +209,35 @@ DataView Worker::NewView(uint64_t now, uint64_t seed) const {
 void Worker::ApplyTo(Job& job, DataView& view) {
   job.reply.clear();
   job.undeclared.clear();
+  job.failed_at.clear();
+  job.script_calls.clear();
   resp::Writer out(&job.reply);
   out.SetProtocol(job.session->protocol);
   if (job.multi) out.Array(job.commands.size());
-  for (const Command& c : job.commands) {
-    if (ScriptRunner::IsEval(c.spec->name)) {
-      // Inside MULTI a key not in KEYS is an error at its call (a block is not
-      // taken again).
-      scripts_.Eval(c.Views(), view, out, c.script_keys, /*may_run_again=*/!job.multi);
-      if (!job.multi && view.missing().empty()) job.undeclared = scripts_.undeclared();
-      continue;
-    }
-    if (c.spec->apply == nullptr) {  // CONFIG, TIME, CLIENT … queued in MULTI
-      ConnectionCommand(*job.session, c, job.reply);
-      continue;
-    }
-    const std::vector<std::string_view> args = c.Views();
-    ApplyCommand(*c.spec, args, view, out);
+  for (size_t i = 0; i < job.commands.size(); ++i) {
+    const Command& c = job.commands[i];
+    const size_t at = job.reply.size();
+    ApplyOne(job, c, view, out);
+    if (job.reply.size() > at && job.reply[at] == '-') job.failed_at.emplace_back(i, at);
   }
+  job.commands_run = job.commands.size();
+}
+
+void Worker::ApplyOne(Job& job, const Command& c, DataView& view, resp::Writer& out) {
+  if (ScriptRunner::IsEval(c.spec->name)) {
+    // Inside MULTI a key not in KEYS is an error at its call (a block is not
+    // taken again).
+    scripts_.Eval(c.Views(), view, out, c.script_keys, /*may_run_again=*/!job.multi);
+    if (!job.multi && view.missing().empty()) job.undeclared = scripts_.undeclared();
+    job.script_calls.insert(job.script_calls.end(), scripts_.calls().begin(), scripts_.calls().end());
+    return;
+  }
+  if (c.spec->apply == nullptr) {  // CONFIG, TIME, CLIENT … queued in MULTI
+    ConnectionCommand(*job.session, c, job.reply);
+    return;
+  }
+  const std::vector<std::string_view> args = c.Views();
+  ApplyCommand(*c.spec, args, view, out);
 }
 
 void Worker::ApplyCommands(Job& job) {
@@ -547,6 +576,8 @@ bool Worker::ApplyReads(Job& job, txn::BatchTxn& txn, uint64_t now) {
     // A read round before this one may have run the block already (it then
     // needed more pages): its reply is not the EXEC's.
     job.reply.clear();
+    job.commands_run = 0;  // the block did not run
+    job.failed_at.clear();
     resp::Writer out(&job.reply);
     out.SetProtocol(job.session->protocol);
     out.NullArray();

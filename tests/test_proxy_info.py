@@ -1,0 +1,98 @@
+"""INFO beside redis-server 7.0 (redis_and_rampart): which sections a request
+selects and in what order (Redis's info-command unit, and more), the CPU
+section, and the counts of commandstats and errorstats after the same
+commands — calls, rejected and failed calls per command (not their times:
+rampart gives each command an equal share of its turn), error replies per
+code — and CONFIG RESETSTAT clearing them.
+"""
+import redis
+
+from proxy_helpers import replies_of
+
+
+def raw_info(client, *args):
+    """INFO's text as sent (redis-py's own parsing off)."""
+    kwargs = client.connection_pool.connection_kwargs
+    with redis.Redis(host=kwargs["host"], port=kwargs["port"]) as raw:
+        raw.set_response_callback("INFO", lambda reply, **_: reply)
+        return raw.execute_command("INFO", *args).decode()
+
+
+def sections(client, *args):
+    """The section titles of INFO's text, in order."""
+    return [line[2:] for line in raw_info(client, *args).splitlines() if line.startswith("# ")]
+
+
+def test_sections_are_selected_and_ordered_as_redis(redis_and_rampart):
+    """Default, all, everything, one or several sections in any case, unknown
+    ones: rampart's sections are those redis-server writes (minus the ones it
+    has no text for) in the same order."""
+    rampart_has = {"Server", "Clients", "Memory", "Stats", "Replication", "CPU", "Commandstats", "Errorstats",
+                   "Keyspace"}
+    redis_server, proxy = redis_and_rampart
+    redis_server.set("info:k", "v")
+    proxy.set("info:k", "v")
+    for args in [(), ("default",), ("all",), ("everything",), ("cpu",), ("CPU", "sentinel"), ("commandSTATS",),
+                 ("cpu", "all"), ("cpu", "default"), ("keyspace", "server"), ("errorstats", "stats"),
+                 ("sentinel",), ("nosuchsection",)]:
+        want = [s for s in sections(redis_server, *args) if s in rampart_has]
+        assert sections(proxy, *args) == want, args
+    cpu = raw_info(proxy, "cpu")
+    for field in ("used_cpu_sys:", "used_cpu_user:", "used_cpu_sys_children:", "used_cpu_user_main_thread:"):
+        assert field in cpu
+    assert "master_repl_offset:" in raw_info(proxy, "default")
+    assert "rejected_calls" not in raw_info(proxy) and "rejected_calls" in raw_info(proxy, "all")
+
+
+def counts(client):
+    """{command: (calls, rejected_calls, failed_calls)}, {error code: count}
+    and total_error_replies."""
+    info = client.info("all")
+    commands = {}
+    for name, v in info.items():
+        if name.startswith("cmdstat_"):
+            commands[name[len("cmdstat_"):]] = (v["calls"], v["rejected_calls"], v["failed_calls"])
+    errors = {name[len("errorstat_"):]: v["count"] for name, v in info.items() if name.startswith("errorstat_")}
+    return commands, errors, info["total_error_replies"]
+
+
+SEQUENCE = [
+    ("SET", "cs:s", "v"), ("GET", "cs:s"), ("GET", "cs:s"), ("LPUSH", "cs:s", "x"), ("INCR", "cs:s"),
+    ("GET",), ("SET", "cs:s"), ("NOSUCHCOMMAND", "x"), ("HSET", "cs:h", "f", "v"), ("HGET", "cs:h", "f"),
+    ("LRANGE", "cs:s", "0", "-1"), ("ZADD", "cs:z", "nan", "a"), ("EVAL", "return redis.call('get', KEYS[1])", "1",
+                                                                   "cs:s"),
+    ("EVALSHA", "0" * 40, "0"), ("EXPIRE", "cs:s", "x"),
+]
+
+
+def test_commandstats_and_errorstats_count_as_redis(redis_and_rampart):
+    for c in redis_and_rampart:
+        c.config_resetstat()
+    for args in SEQUENCE:
+        replies_of(redis_and_rampart, *args)
+    # MULTI: a queued command refused, the block aborted; then one that runs
+    # with an error inside.
+    for c in redis_and_rampart:
+        with c.pipeline(transaction=True) as p:
+            p.set("cs:m", "1").execute_command("GET")
+            try:
+                p.execute()
+            except redis.ResponseError:
+                pass
+        with c.pipeline(transaction=True) as p:
+            p.set("cs:m", "1").lpush("cs:m", "x").get("cs:m")
+            p.execute(raise_on_error=False)
+    got = [counts(c) for c in redis_and_rampart]
+    names = {args[0].lower() for args in SEQUENCE if args[0] != "NOSUCHCOMMAND"} | {"multi", "exec"}
+    want_commands = {n: v for n, v in got[0][0].items() if n in names}
+    have_commands = {n: v for n, v in got[1][0].items() if n in names}
+    assert have_commands == want_commands
+    assert got[1][1] == got[0][1]  # errors by code
+    assert got[1][2] == got[0][2]  # total_error_replies
+    assert got[1][1]["WRONGTYPE"] >= 3 and got[1][1]["NOSCRIPT"] == 1
+    # CONFIG RESETSTAT clears both.
+    proxy = redis_and_rampart[1]
+    proxy.config_resetstat()
+    commands, errors, total = counts(proxy)
+    assert errors == {} and total == 0
+    assert set(commands) <= {"config", "info"}, commands
