@@ -9,7 +9,7 @@
 # with the unit/ prefix; scripting-eval is scripting's EVAL half (below). Default units:
 #   type/string type/incr type/list type/list-2 type/list-3 type/set type/hash type/zset sort
 #   keyspace scan expire multi dump bitops bitfield hyperloglog scripting-eval geo pubsub protocol
-#   quit info-command
+#   quit info-command slowlog
 #
 # The suite comes from Debian's source package of redis (the same 7.0.15 that
 # Debian's redis-server is built from), fetched once into CACHE:
@@ -73,7 +73,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
-DEFAULT_UNITS="type/string type/incr type/list type/list-2 type/list-3 type/set type/hash type/zset sort keyspace scan expire multi dump bitops bitfield hyperloglog scripting-eval geo pubsub protocol quit info-command"
+DEFAULT_UNITS="type/string type/incr type/list type/list-2 type/list-3 type/set type/hash type/zset sort keyspace scan expire multi dump bitops bitfield hyperloglog scripting-eval geo pubsub protocol quit info-command slowlog"
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 

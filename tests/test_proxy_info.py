@@ -5,6 +5,9 @@ commands — calls, rejected and failed calls per command (not their times:
 rampart gives each command an equal share of its turn), error replies per
 code — and CONFIG RESETSTAT clearing them.
 """
+import threading
+import time
+
 import redis
 
 from proxy_helpers import replies_of
@@ -96,3 +99,66 @@ def test_commandstats_and_errorstats_count_as_redis(redis_and_rampart):
     commands, errors, total = counts(proxy)
     assert errors == {} and total == 0
     assert set(commands) <= {"config", "info"}, commands
+
+
+def blpop_in_thread(client, key, timeout):
+    """Starts BLPOP key timeout on a connection of its own; returns (thread, its id, results)."""
+    kwargs = client.connection_pool.connection_kwargs
+    # No CLIENT SETINFO on connect: Redis 7.0 answers it with an error, which errorstats would count.
+    blocked = redis.Redis(host=kwargs["host"], port=kwargs["port"], socket_timeout=30, lib_name=None, lib_version=None)
+    cid = blocked.client_id()
+    results = []
+
+    def run():
+        try:
+            results.append(blocked.blpop([key], timeout=timeout))
+        except redis.ResponseError as e:
+            results.append(str(e))
+        blocked.close()
+    t = threading.Thread(target=run)
+    t.start()
+    return t, cid, results
+
+
+def wait_blocked(client, n):
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and client.info("clients")["blocked_clients"] != n:
+        time.sleep(0.01)
+    assert client.info("clients")["blocked_clients"] == n
+
+
+def test_blocking_commands_blocks_and_scripts_count_as_redis(redis_and_rampart):
+    """A blocking command counts one call whether it times out, is served
+    later or is unblocked (then failed, with UNBLOCKED); an EXEC of an empty
+    block after WATCH, a block of PINGs, and a script's refused call."""
+    for c in redis_and_rampart:
+        c.config_resetstat()
+        c.delete("cb:l")
+        t, _, results = blpop_in_thread(c, "cb:l", 0.1)  # times out
+        t.join(10)
+        assert results == [None]
+        t, _, results = blpop_in_thread(c, "cb:l", 10)  # served by a push
+        wait_blocked(c, 1)
+        c.lpush("cb:l", "x")
+        t.join(10)
+        assert results == [(b"cb:l", b"x")]
+        t, cid, results = blpop_in_thread(c, "cb:l", 10)  # CLIENT UNBLOCK ... ERROR
+        wait_blocked(c, 1)
+        assert c.client_unblock(cid, error=True)
+        t.join(10)
+        assert results and "UNBLOCKED" in results[0]
+        with c.pipeline(transaction=True) as p:  # WATCH, then an empty block
+            p.watch("cb:w")
+            p.multi()
+            p.execute()
+        with c.pipeline(transaction=True) as p:
+            p.ping().echo("x")
+            p.execute()
+        replies_of([c], "EVAL", "return redis.pcall('get')", "0")
+        replies_of([c], "EVAL", "return redis.call('get')", "0")
+    got = [counts(c) for c in redis_and_rampart]
+    names = {"blpop", "lpush", "exec", "multi", "watch", "ping", "echo", "get", "eval"}
+    assert {n: v for n, v in got[1][0].items() if n in names} == {n: v for n, v in got[0][0].items() if n in names}
+    assert got[1][0]["blpop"] == (3, 0, 1)
+    assert got[1][1] == got[0][1] and got[1][2] == got[0][2]
+    assert got[1][1].get("UNBLOCKED") == 1

@@ -156,6 +156,7 @@ constexpr CommandSpec kCommands[] = {
     {"sintercard", -3, K::kRead, 0, 0, 1, i::SInterCard, nullptr, i::ReplyAlgebraKeys},
     {"sinterstore", -3, K::kWrite, 1, -1, 1, i::SCombineStore},
     {"sismember", 3, K::kRead, 1, 1, 1, i::SIsMember},
+    {"slowlog", -2, K::kConnection},
     {"smembers", 2, K::kRead, 1, 1, 1, i::SMembers},
     {"smismember", -3, K::kRead, 1, 1, 1, i::SMIsMember},
     {"smove", 4, K::kWrite, 1, 2, 1, i::SMove},

@@ -327,14 +327,19 @@ void ScriptRunner::Impl::PrepareCall(lua_State* L) {
   } else if (std::string why = RefusalOf(*spec, run.read_only); !why.empty()) {
     c.refusal = StrCat("-", why);
   }
-  if (!c.refusal.empty()) return;
+  if (!c.refusal.empty()) {
+    if (spec != nullptr) run.calls.push_back({spec, /*rejected=*/true, /*failed=*/false});
+    return;
+  }
   for (std::string_view key : KeysOf(*spec, c.args)) {
     if (std::find(run.keys.begin(), run.keys.end(), key) != run.keys.end()) continue;
     if (std::string why = key_error(key); !why.empty()) {
       c.refusal = StrCat("-", why);
+      run.calls.push_back({spec, /*rejected=*/true, /*failed=*/false});
     } else if (!run.may_run_again) {
       c.refusal = StrCat("-ERR rampart: the script called a command on key '", key,
                          "', which is not in its KEYS (inside MULTI a script must declare its keys)");
+      run.calls.push_back({spec, /*rejected=*/true, /*failed=*/false});
     } else {
       run.undeclared.emplace_back(key);
       run.stopped = true;
@@ -344,12 +349,12 @@ void ScriptRunner::Impl::PrepareCall(lua_State* L) {
   resp::Writer out(&c.reply);  // scripts speak RESP2 (redis.setresp(2))
   if (spec->apply != nullptr) {
     ApplyCommand(*spec, c.args, *run.data, out);
-    run.calls.push_back({spec, !c.reply.empty() && c.reply[0] == '-'});
   } else if (spec->name == "time") {  // SELECT and TIME have no Apply (PING and ECHO have)
     TimeReply(out);
   } else {
     SelectReply(c.args[1], out);
   }
+  run.calls.push_back({spec, /*rejected=*/false, /*failed=*/!c.reply.empty() && c.reply[0] == '-'});
   if (!run.data->missing().empty()) run.stopped = true;
 }
 

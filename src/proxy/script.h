@@ -87,10 +87,12 @@ class ScriptRunner {
   // The keys the last Eval's script named in a redis.call without declaring
   // them, in order (empty when it stopped for nothing of the kind).
   const std::vector<std::string>& undeclared() const;
-  // The commands the last run called that ran (a call refused before it ran
-  // is not one), each with whether it answered an error: INFO commandstats.
+  // The commands of the table the last run called, each refused before it
+  // ran (arity, a key, a write in a read-only script) or run, and then
+  // whether it answered an error: INFO commandstats.
   struct Call {
     const CommandSpec* spec = nullptr;
+    bool rejected = false;
     bool failed = false;
   };
   const std::vector<Call>& calls() const;

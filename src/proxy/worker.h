@@ -197,18 +197,36 @@ struct SharedState {
   std::atomic<uint32_t> notify_flags{notify::ParseFlags(config.proxy.notify_keyspace_events).value_or(0)};
 
   // INFO commandstats and errorstats (worker_info.cc), cleared by CONFIG
-  // RESETSTAT: per command of the table (AllCommands()'s order), and the
-  // error replies by their code (the first word: ERR, WRONGTYPE, ...).
-  struct CommandStats {
+  // RESETSTAT: per worker (written by it alone, summed by INFO) and command
+  // of the table, at [worker * AllCommands().size() + command], sized before
+  // the workers run; and the error replies by their code (ERR, WRONGTYPE ...).
+  struct alignas(64) CommandStats {
     std::atomic<uint64_t> calls{0};
-    std::atomic<uint64_t> usec{0};
+    std::atomic<uint64_t> nsec{0};
     std::atomic<uint64_t> rejected{0};  // refused before they ran (arity, NOAUTH, key errors)
     std::atomic<uint64_t> failed{0};    // ran and answered an error
   };
-  const std::unique_ptr<CommandStats[]> command_stats{new CommandStats[AllCommands().size()]};
+  std::unique_ptr<CommandStats[]> command_stats;
   std::atomic<uint64_t> error_replies{0};
   std::mutex error_stats_mutex;
   std::map<std::string, uint64_t, std::less<>> error_stats;  // guarded by error_stats_mutex
+
+  // SLOWLOG (worker_slowlog.cc): CONFIG SET slowlog-log-slower-than (µs;
+  // negative: none logged) and slowlog-max-len, and the entries, newest
+  // first.
+  struct SlowlogEntry {
+    uint64_t id = 0;
+    int64_t unix_seconds = 0;
+    uint64_t usec = 0;
+    std::vector<std::string> args;  // trimmed and redacted as Redis does
+    std::string peer;
+    std::string name;
+  };
+  std::atomic<int64_t> slowlog_slower_than_us{10000};
+  std::atomic<uint64_t> slowlog_max_len{128};
+  std::mutex slowlog_mutex;
+  std::deque<SlowlogEntry> slowlog;  // guarded by slowlog_mutex
+  uint64_t slowlog_next_id = 0;      // guarded by slowlog_mutex
 };
 
 class Worker {
@@ -258,6 +276,14 @@ class Worker {
   bool TakeTransaction(Session& s, std::vector<Job>& jobs, struct TurnState& state);
   bool TakeDataJob(Session& s, std::vector<Command> block, bool multi, std::vector<Job>& jobs,
                    struct TurnState& state);
+  struct JobShape {
+    bool reads = false;
+    bool writes = false;
+    bool notifying = false;  // a write whose keyspace events are published
+  };
+  JobShape ShapeJob(const Session& s, Job& j);
+  enum class WriteTaken { kOwn, kJoined, kWait };
+  WriteTaken TakeLocks(Session& s, Job& j, bool notifying, std::vector<Job>& jobs, struct TurnState& state);
   // The error reply for a command that cannot run (NOAUTH, unknown, arity,
   // keys), or "".
   std::string CheckCommand(const Session& s, const Command& c) const;
@@ -370,7 +396,8 @@ class Worker {
   void StillBlocked(Session& s);
   // Answers the session's blocked command at its timeout or for an UNBLOCK
   // (kTimeout: the timeout reply; kError: -UNBLOCKED) and ends its wait.
-  void EndBlocked(Session& s, Unblock how);
+  // `unblocked`: by CLIENT UNBLOCK (else the timeout).
+  void EndBlocked(Session& s, Unblock how, bool unblocked);
   // The waiter queues (SharedState::waiters): join or update them at a park,
   // leave them when the blocking command is done, and whether a woken
   // session's turn has come.
@@ -438,6 +465,9 @@ class Worker {
   // Gives `reply` to the job and every command joined into it: they share
   // one write set, so what becomes of it becomes of all of them.
   void AnswerGroup(Job& job, std::string reply);
+  // Drops what a run of the job's commands answered (its reply, and what
+  // INFO commandstats would count of it): a prediction's, a run replaced.
+  static void ForgetRun(Job& job);
   // AnswerGroup with the backend error for `status`.
   void FailJob(Job& job, const Status& status);
   // The error line (without '-') for a backend failure: Redis's OOM error when
@@ -498,10 +528,18 @@ class Worker {
   std::string StatsSection();
   std::string CommandStatsSection() const;
   std::string ErrorStatsSection();
-  // Counts an answer about to go out: its command's calls, time (`usec`, its
-  // share of the turn), refusal or failure, and its error replies.
-  void CountAnswered(const Job& j, uint64_t usec);
+  // Counts an answer about to go out: its command's calls, time (`nsec`, its
+  // share of the turn), refusal or failure, and its error replies; of a
+  // blocking command that parks, the call.
+  void CountAnswered(const Job& j, uint64_t nsec);
   void CountError(std::string_view reply);
+  void CountUnblocked(const Command& c, std::string_view reply);
+  // SLOWLOG (worker_slowlog.cc): logs the command `args` of session `s` when
+  // its time (`nsec`) reaches slowlog-log-slower-than.
+  void SlowlogIfSlow(const Session& s, const std::vector<std::string>& args, uint64_t nsec);
+  void SlowlogCommand(const Command& c, resp::Writer& out);
+  // This worker's counters of `spec`; nullptr for a command not in the table.
+  SharedState::CommandStats* StatsOf(const CommandSpec* spec);
   void CountTurn(const std::vector<Job>& jobs, std::chrono::steady_clock::time_point started);
   void ResetStats();
   void FailReply(resp::Writer& out, const Status& status);

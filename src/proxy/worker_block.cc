@@ -71,7 +71,7 @@ void Worker::Park(Job& job) {
   Command& c = job.commands[0];
   if (s.unblock != Unblock::kNone) {  // an UNBLOCK came while it ran again
     s.queue.push_front(std::move(c));
-    EndBlocked(s, s.unblock);
+    EndBlocked(s, s.unblock, /*unblocked=*/true);
     return;
   }
   s.park_slots = shared_.locks.SlotsOf(KeysOf(*c.spec, c.Views()));
@@ -198,7 +198,7 @@ int Worker::CheckParked() {
       continue;
     }
     if (s.park_deadline_ms != 0 && now >= s.park_deadline_ms) {
-      EndBlocked(s, Unblock::kTimeout);
+      EndBlocked(s, Unblock::kTimeout, /*unblocked=*/false);
       continue;
     }
     auto sooner = [&](uint64_t at) {
@@ -261,7 +261,7 @@ void Worker::ApplyUnblocks() {
       ClaimForRun(s);
       continue;
     }
-    EndBlocked(s, it->second);
+    EndBlocked(s, it->second, /*unblocked=*/true);
   }
 }
 
@@ -280,13 +280,15 @@ void Worker::StillBlocked(Session& s) {
   if (mark != Unblock::kNone) shared_.unblock_pending[index_].store(true);
 }
 
-void Worker::EndBlocked(Session& s, Unblock how) {
+void Worker::EndBlocked(Session& s, Unblock how, bool unblocked) {
   s.unblock = Unblock::kNone;
   if (s.parked) Unpark(s);
-  if (!s.queue.front().silent) {  // CLIENT REPLY
-    s.out += how == Unblock::kError ? ErrorReply("UNBLOCKED client unblocked via CLIENT UNBLOCK")
-                                    : TimeoutReply(s.protocol);
-  }
+  const std::string reply =
+      how == Unblock::kError ? ErrorReply("UNBLOCKED client unblocked via CLIENT UNBLOCK") : TimeoutReply(s.protocol);
+  // INFO commandstats: the call counted when it first parked; CLIENT UNBLOCK
+  // makes it a failed one, as Redis counts it (either way it asks for).
+  if (unblocked) CountUnblocked(s.queue.front(), reply);
+  if (!s.queue.front().silent) s.out += reply;  // CLIENT REPLY
   s.queue.pop_front();
   s.park_started = false;
   DequeueWaiter(s);

@@ -102,6 +102,7 @@ void Worker::ConnectionCommand(Session& s, const Command& c, std::string& reply)
   if (name == "config") return ConfigCommand(c, out);
   if (name == "function") return FunctionCommand(c, out);
   if (name == "script") return ScriptCommand(c, out);
+  if (name == "slowlog") return SlowlogCommand(c, out);
   out.Error(StrCat("ERR rampart: ", name, " is not handled"));
 }
 

@@ -41,8 +41,6 @@ const std::map<std::string, std::string, std::less<>>& TuningDefaults() {
       {"maxmemory-samples", "5"},
       {"save", ""},
       {"set-max-intset-entries", "512"},
-      {"slowlog-log-slower-than", "10000"},
-      {"slowlog-max-len", "128"},
       {"stream-node-max-bytes", "4096"},
       {"stream-node-max-entries", "100"},
       {"timeout", "0"},
@@ -57,6 +55,21 @@ const std::map<std::string, std::string, std::less<>>& TuningDefaults() {
 // Redis's two names of one setting: how long a script may run (ms) before
 // it is stopped (script.h).
 bool IsScriptTimeLimit(std::string_view name) { return name == "busy-reply-threshold" || name == "lua-time-limit"; }
+
+// The settings of CONFIG SET that take an integer, with Redis's bounds.
+struct IntegerSetting {
+  std::string_view name;
+  int64_t min;
+};
+constexpr IntegerSetting kIntegerSettings[] = {
+    {"busy-reply-threshold", 0}, {"lua-time-limit", 0}, {"slowlog-log-slower-than", -1}, {"slowlog-max-len", 0}};
+
+const IntegerSetting* IntegerSettingOf(std::string_view name) {
+  for (const IntegerSetting& s : kIntegerSettings) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
 
 }  // namespace
 
@@ -76,6 +89,8 @@ std::vector<std::pair<std::string, std::string>> Worker::ConfigValues() const {
       {"busy-reply-threshold", std::to_string(shared_.script_time_limit_ms.load())},
       {"lua-time-limit", std::to_string(shared_.script_time_limit_ms.load())},
       {"notify-keyspace-events", notify::FormatFlags(shared_.notify_flags.load())},
+      {"slowlog-log-slower-than", std::to_string(shared_.slowlog_slower_than_us.load())},
+      {"slowlog-max-len", std::to_string(shared_.slowlog_max_len.load())},
   };
   std::lock_guard<std::mutex> lock(shared_.config_mutex);
   for (const auto& [name, value] : TuningDefaults()) {
@@ -132,7 +147,8 @@ void Worker::ConfigSet(const Command& c, resp::Writer& out) {
   std::vector<std::string> seen;
   for (size_t n = 2; n < a.size(); n += 2) {
     const std::string name = Lower(a[n]);
-    const bool settable = IsScriptTimeLimit(name) || name == "notify-keyspace-events" || TuningDefaults().contains(name);
+    const bool settable =
+        IntegerSettingOf(name) != nullptr || name == "notify-keyspace-events" || TuningDefaults().contains(name);
     bool known = settable;
     for (const auto& p : ConfigValues()) known = known || p.first == name;
     if (!known) return out.Error(StrCat("ERR Unknown option or number of arguments for CONFIG SET - '", a[n], "'"));
@@ -148,11 +164,11 @@ void Worker::ConfigSet(const Command& c, resp::Writer& out) {
   if (!refused.empty()) return failed(refused_arg, refused);
   for (size_t n = 2; n < a.size(); n += 2) {
     const std::string name = Lower(a[n]);
-    if (IsScriptTimeLimit(name)) {
-      const Result<int64_t> ms = ParseInt64(a[n + 1]);
-      if (ms.ok() && *ms >= 0) continue;
-      return failed(name, ms.ok() ? "argument must be between 0 and 9223372036854775807 inclusive"
-                                  : "argument couldn't be parsed into an integer");
+    if (const IntegerSetting* setting = IntegerSettingOf(name)) {
+      const Result<int64_t> v = ParseInt64(a[n + 1]);
+      if (v.ok() && *v >= setting->min) continue;
+      return failed(name, v.ok() ? StrCat("argument must be between ", setting->min, " and 9223372036854775807 inclusive")
+                                 : "argument couldn't be parsed into an integer");
     }
     if (name == "notify-keyspace-events" && !notify::ParseFlags(a[n + 1]).has_value()) {
       return failed(name, "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
@@ -163,6 +179,10 @@ void Worker::ConfigSet(const Command& c, resp::Writer& out) {
     const std::string name = Lower(a[n]);
     if (IsScriptTimeLimit(name)) {  // 0: no limit; CONFIG GET reads it back from the atomic
       shared_.script_time_limit_ms.store(static_cast<uint64_t>(*ParseInt64(a[n + 1])));
+    } else if (name == "slowlog-log-slower-than") {
+      shared_.slowlog_slower_than_us.store(*ParseInt64(a[n + 1]));
+    } else if (name == "slowlog-max-len") {
+      shared_.slowlog_max_len.store(static_cast<uint64_t>(*ParseInt64(a[n + 1])));
     } else if (name == "notify-keyspace-events") {  // the next turn of every worker sees it
       shared_.notify_flags.store(*notify::ParseFlags(a[n + 1]));
     } else {

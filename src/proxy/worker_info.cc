@@ -45,10 +45,21 @@ std::string CpuSection() {
                 "\r\nused_cpu_user_main_thread:", Seconds(thread.ru_utime), "\r\n");
 }
 
-// The code of an error reply ("-WRONGTYPE Operation ..." → "WRONGTYPE").
+// The code of an error reply, as Redis's afterErrorReply reads it: the word
+// after '-' when a space follows it within the first 32 bytes, else "ERR"
+// ("-WRONGTYPE Operation ..." → "WRONGTYPE").
 std::string_view ErrorCode(std::string_view reply) {
-  reply.remove_prefix(1);
-  return reply.substr(0, std::min(reply.find(' '), reply.find('\r')));
+  const size_t space = reply.substr(0, 32).find(' ');
+  if (space == std::string_view::npos) return "ERR";
+  return reply.substr(1, space - 1);
+}
+
+// A name as INFO may print it: '#', ':', CR and LF become '_' (Redis's
+// getSafeInfoString).
+std::string SafeInfoName(std::string_view name) {
+  std::string safe(name);
+  std::replace_if(safe.begin(), safe.end(), [](char c) { return c == '#' || c == ':' || c == '\r' || c == '\n'; }, '_');
+  return safe;
 }
 
 }  // namespace
@@ -152,14 +163,18 @@ std::string Worker::CommandStatsSection() const {
   std::string text = "# Commandstats\r\n";
   const std::span<const CommandSpec> all = AllCommands();
   for (size_t i = 0; i < all.size(); ++i) {
-    const SharedState::CommandStats& st = shared_.command_stats[i];
-    const uint64_t calls = st.calls.load(std::memory_order_relaxed);
-    const uint64_t usec = st.usec.load(std::memory_order_relaxed);
-    const uint64_t rejected = st.rejected.load(std::memory_order_relaxed);
-    const uint64_t failed = st.failed.load(std::memory_order_relaxed);
+    uint64_t calls = 0, nsec = 0, rejected = 0, failed = 0;
+    for (uint32_t w = 0; w < shared_.worker_count; ++w) {
+      const SharedState::CommandStats& st = shared_.command_stats[w * all.size() + i];
+      calls += st.calls.load(std::memory_order_relaxed);
+      nsec += st.nsec.load(std::memory_order_relaxed);
+      rejected += st.rejected.load(std::memory_order_relaxed);
+      failed += st.failed.load(std::memory_order_relaxed);
+    }
     if (calls == 0 && rejected == 0 && failed == 0) continue;
-    char per_call[32];
-    std::snprintf(per_call, sizeof per_call, "%.2f", calls == 0 ? 0.0 : static_cast<double>(usec) / calls);
+    const uint64_t usec = nsec / 1000;
+    char per_call[32];  // Redis divides as a float
+    std::snprintf(per_call, sizeof per_call, "%.2f", calls == 0 ? 0.0 : static_cast<float>(usec) / calls);
     text += StrCat("cmdstat_", all[i].name, ":calls=", calls, ",usec=", usec, ",usec_per_call=", per_call,
                    ",rejected_calls=", rejected, ",failed_calls=", failed, "\r\n");
   }
@@ -169,7 +184,9 @@ std::string Worker::CommandStatsSection() const {
 std::string Worker::ErrorStatsSection() {
   std::string text = "# Errorstats\r\n";
   std::lock_guard lock(shared_.error_stats_mutex);
-  for (const auto& [code, count] : shared_.error_stats) text += StrCat("errorstat_", code, ":count=", count, "\r\n");
+  for (const auto& [code, count] : shared_.error_stats) {
+    text += StrCat("errorstat_", SafeInfoName(code), ":count=", count, "\r\n");
+  }
   return text;
 }
 
@@ -177,8 +194,9 @@ void Worker::CountError(std::string_view reply) {
   ++shared_.error_replies;
   const std::string_view code = ErrorCode(reply);
   std::lock_guard lock(shared_.error_stats_mutex);
-  // As Redis, at most 128 codes are kept (a client inventing codes cannot
-  // grow the table); the rest count in total_error_replies only.
+  // At most 128 codes are kept (Redis 7.0 has no bound; 7.2 has this one): a
+  // client inventing codes cannot grow the table; the rest count in
+  // total_error_replies only.
   if (auto it = shared_.error_stats.find(code); it != shared_.error_stats.end()) {
     ++it->second;
   } else if (shared_.error_stats.size() < 128) {
@@ -186,54 +204,62 @@ void Worker::CountError(std::string_view reply) {
   }
 }
 
-void Worker::CountAnswered(const Job& j, uint64_t usec) {
-  if (j.session->internal) return;  // the sweeper's commands
-  const bool error = !j.reply.empty() && j.reply[0] == '-';
-  if (error) CountError(j.reply);
+SharedState::CommandStats* Worker::StatsOf(const CommandSpec* spec) {
   const std::span<const CommandSpec> all = AllCommands();
-  auto stats = [&](const CommandSpec* spec) -> SharedState::CommandStats* {
-    if (spec == nullptr || spec < all.data() || spec >= all.data() + all.size()) return nullptr;
-    return &shared_.command_stats[spec - all.data()];
-  };
-  if (j.commands.empty()) {  // an answer without a run: a connection command, a refusal ...
-    SharedState::CommandStats* st = stats(j.answered);
-    if (st == nullptr || j.counted == Counted::kNone) return;
-    if (j.counted == Counted::kRejected) {
-      ++st->rejected;
-      return;
-    }
-    ++st->calls;
-    st->usec += usec;
-    if (error) ++st->failed;
+  if (spec == nullptr || spec < all.data() || spec >= all.data() + all.size()) return nullptr;  // a sweeper's
+  return &shared_.command_stats[index_ * all.size() + static_cast<size_t>(spec - all.data())];
+}
+
+namespace {
+
+void Add(std::atomic<uint64_t>& counter, uint64_t n = 1) { counter.fetch_add(n, std::memory_order_relaxed); }
+
+}  // namespace
+
+void Worker::CountAnswered(const Job& j, uint64_t nsec) {
+  if (j.session->internal) return;  // the sweeper's commands
+  if (j.kind == Job::Kind::kParked) {  // a blocking command's call, counted when it first parks
+    if (SharedState::CommandStats* st = j.woken ? nullptr : StatsOf(j.commands[0].spec)) Add(st->calls);
     return;
   }
-  SharedState::CommandStats* st = stats(j.multi ? FindCommand("exec") : j.commands[0].spec);
-  if (st != nullptr) {
-    ++st->calls;
-    st->usec += usec;
-    if (error) ++st->failed;
+  const bool error = !j.reply.empty() && j.reply[0] == '-';
+  if (error) CountError(j.reply);
+  const CommandSpec* spec = j.multi ? FindCommand("exec") : !j.commands.empty() ? j.commands[0].spec : j.answered;
+  SharedState::CommandStats* st = StatsOf(spec);
+  const bool counted = j.multi || !j.commands.empty() || j.counted == Counted::kCall;
+  if (st != nullptr && j.counted == Counted::kRejected && j.commands.empty() && !j.multi) {
+    Add(st->rejected);
+  } else if (st != nullptr && counted) {
+    if (!j.woken) Add(st->calls);
+    Add(st->nsec, nsec);
+    if (error) Add(st->failed);
+    if (!j.multi) SlowlogIfSlow(*j.session, j.commands.empty() ? j.answered_args : j.commands[0].args, nsec);
   }
   for (const ScriptRunner::Call& call : j.script_calls) {  // as Redis counts a script's redis.call
-    if (SharedState::CommandStats* c = stats(call.spec)) {
-      ++c->calls;
-      if (call.failed) ++c->failed;
-    }
+    if (SharedState::CommandStats* c = StatsOf(call.spec)) Add(call.rejected ? c->rejected : c->calls);
+    if (SharedState::CommandStats* c = StatsOf(call.spec); c != nullptr && call.failed) Add(c->failed);
   }
   if (!j.multi || error) return;  // a block that failed whole ran none of its commands
   for (size_t i = 0; i < j.commands_run && i < j.commands.size(); ++i) {
-    if (SharedState::CommandStats* c = stats(j.commands[i].spec)) ++c->calls;
+    if (SharedState::CommandStats* c = StatsOf(j.commands[i].spec)) Add(c->calls);
+    SlowlogIfSlow(*j.session, j.commands[i].args, nsec);  // EXEC's commands, not EXEC
   }
   for (const auto& [i, at] : j.failed_at) {
     if (at >= j.reply.size() || j.reply[at] != '-' || i >= j.commands.size()) continue;
     CountError(std::string_view(j.reply).substr(at));
-    if (SharedState::CommandStats* c = stats(j.commands[i].spec)) ++c->failed;
+    if (SharedState::CommandStats* c = StatsOf(j.commands[i].spec)) Add(c->failed);
   }
 }
 
+void Worker::CountUnblocked(const Command& c, std::string_view reply) {
+  if (reply.starts_with("-")) CountError(reply);
+  if (SharedState::CommandStats* st = StatsOf(c.spec)) Add(st->failed);
+}
+
 void Worker::ResetStats() {
-  for (size_t i = 0; i < AllCommands().size(); ++i) {
+  for (size_t i = 0; i < shared_.worker_count * AllCommands().size(); ++i) {
     SharedState::CommandStats& st = shared_.command_stats[i];
-    st.calls = st.usec = st.rejected = st.failed = 0;
+    st.calls = st.nsec = st.rejected = st.failed = 0;
   }
   shared_.error_replies = 0;
   std::lock_guard lock(shared_.error_stats_mutex);

@@ -163,6 +163,7 @@ void Worker::Answer(Session& s, std::vector<Job>& jobs, std::string reply, Count
   j.silent = s.queue.front().silent;
   j.answered = s.queue.front().spec;
   j.counted = counted;
+  if (counted == Counted::kCall) j.answered_args = std::move(s.queue.front().args);  // it is answered
   j.reply = std::move(reply);
   j.taken = next_taken_++;
   jobs.push_back(std::move(j));
@@ -325,6 +326,80 @@ bool Worker::TakeTransaction(Session& s, std::vector<Job>& jobs, TurnState& stat
   return TakeDataJob(s, std::move(block), /*multi=*/true, jobs, state);
 }
 
+// A data job's keys (j.keys), whether it reads them first (j.needs_read),
+// and what its commands do.
+Worker::JobShape Worker::ShapeJob(const Session& s, Job& j) {
+  JobShape shape;
+  for (const Command& cmd : j.commands) {
+    const auto v = cmd.Views();
+    for (std::string_view k : KeysOf(*cmd.spec, v)) j.keys.push_back(k);
+    for (const std::string& k : cmd.script_keys) j.keys.push_back(k);
+    if (cmd.spec->kind == CommandKind::kRead) {
+      shape.reads = true;
+    } else if (cmd.spec->kind == CommandKind::kWrite) {
+      shape.writes = true;
+      j.needs_read = j.needs_read || NeedsRead(*cmd.spec, v);
+    }
+  }
+  j.watch = !j.multi && j.commands[0].spec->name == "watch";
+  if (j.multi && !s.watched.empty()) {
+    j.watch_check = s.watched;
+    for (const Session::Watched& w : j.watch_check) j.keys.push_back(w.key);
+    shape.reads = true;
+  }
+  j.needs_read = j.needs_read || (shape.reads && shape.writes);
+  // "new" and "expired" events need to know what a write replaces (DataView::set_notify_flags).
+  const uint32_t notify_flags = shared_.notify_flags.load(std::memory_order_relaxed);
+  shape.notifying = shape.writes && notify::Publishing(notify_flags);
+  if (shape.notifying && (notify_flags & (notify::kNew | notify::kExpired)) != 0) j.needs_read = true;
+  return shape;
+}
+
+// A write job's locks: kOwn when it holds them (the job is taken on its own),
+// kJoined when it joined the job of this turn that holds them (moved into
+// its followers), kWait when it must wait for a later turn.
+Worker::WriteTaken Worker::TakeLocks(Session& s, Job& j, bool notifying, std::vector<Job>& jobs, TurnState& state) {
+  // A session's pipelined INCRs of one turn: each after the one before it.
+  const bool chained = state.rmw && state.only_chainable_rmws && j.needs_read && j.Chainable();
+  if (!chained && (state.rmw || (j.needs_read && state.wrote))) return WriteTaken::kWait;
+  // Whether it is taken as a follower or as a job of its own.
+  if (j.needs_read && !j.Chainable()) state.only_chainable_rmws = false;
+  j.locks = shared_.locks.SlotsOf(j.keys);
+  // Blind writes of one key share its lock — but not while their events are
+  // published: those must go out in the order the writes are stored.
+  j.lock_mode = j.needs_read || notifying ? LockTable::Mode::kExclusive : LockTable::Mode::kShared;
+  j.kind = Job::Kind::kWrite;
+  if (!shared_.locks.TryLock(j.locks, j.lock_mode)) {
+    Job* leader = LeaderFor(j, jobs);
+    if (leader == nullptr) {
+      ++shared_.lock_waits;
+      // Held by another worker (or a blind write): look again in a
+      // millisecond. Held by a read-modify-write of this turn (the
+      // session's own earlier INCR, say): free for the next turn.
+      if (!HeldByThisTurn(j.locks)) {
+        blocked_on_locks_ = true;
+        shared_.waiting_for_locks[index_].store(true);
+      }
+      return WriteTaken::kWait;
+    }
+    j.locks.clear();
+    state.wrote = state.rmw = true;
+    s.queue.pop_front();
+    j.taken = next_taken_++;
+    leader->followers.push_back(std::move(j));
+    return WriteTaken::kJoined;
+  }
+  if (j.needs_read) {
+    for (uint32_t slot : j.locks) turn_owners_[slot] = jobs.size();
+  }
+  if (!j.multi && s.park_started && IsBlocking(*j.commands[0].spec)) {
+    woken_slots_.insert(j.locks.begin(), j.locks.end());
+  }
+  state.wrote = true;
+  state.rmw = state.rmw || j.needs_read;
+  return WriteTaken::kOwn;
+}
+
 // A data job: one command or an EXEC's block (then `s.queue.front()` is the
 // EXEC). Returns false, leaving the session as it was, when the job must
 // wait for a later turn.
@@ -335,34 +410,16 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
   j.silent = s.queue.front().silent;  // the command's (moved from, the flag stays) or the EXEC's
   j.multi = multi;
   j.commands = std::move(block);
-  bool reads = false, writes = false;
-  for (const Command& cmd : j.commands) {
-    const auto v = cmd.Views();
-    for (std::string_view k : KeysOf(*cmd.spec, v)) j.keys.push_back(k);
-    for (const std::string& k : cmd.script_keys) j.keys.push_back(k);
-    if (cmd.spec->kind == CommandKind::kRead) {
-      reads = true;
-    } else if (cmd.spec->kind == CommandKind::kWrite) {
-      writes = true;
-      j.needs_read = j.needs_read || NeedsRead(*cmd.spec, v);
-    }
-  }
-  j.watch = !multi && j.commands[0].spec->name == "watch";
-  if (multi && !s.watched.empty()) {
-    j.watch_check = s.watched;
-    for (const Session::Watched& w : j.watch_check) j.keys.push_back(w.key);
-    reads = true;
-  }
-  j.needs_read = j.needs_read || (reads && writes);
-  // "new" and "expired" events need to know what a write replaces (DataView::set_notify_flags).
-  const uint32_t notify_flags = shared_.notify_flags.load(std::memory_order_relaxed);
-  const bool notifying = writes && notify::Publishing(notify_flags);
-  if (notifying && (notify_flags & (notify::kNew | notify::kExpired)) != 0) j.needs_read = true;
-  if (!reads && !writes) {  // a block of PINGs and ECHOs: nothing to read or write
+  j.woken = !multi && s.park_started && IsBlocking(*j.commands[0].spec);
+  const JobShape shape = ShapeJob(s, j);
+  if (!shape.reads && !shape.writes) {  // a block of PINGs and ECHOs: nothing to read or write
     DataView none(NowMs(), 0);
     ApplyTo(j, none);
     s.in_multi = false;
-    Answer(s, jobs, std::move(j.reply));  // for the EXEC
+    s.queue.pop_front();  // the EXEC
+    j.kind = Job::Kind::kDone;
+    j.taken = next_taken_++;
+    jobs.push_back(std::move(j));
     return true;
   }
   auto put_back = [&] {  // not this turn: the block (or command) returns to the session
@@ -373,7 +430,7 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
     }
     return false;
   };
-  if (!writes) {
+  if (!shape.writes) {
     if (state.wrote || ReadsWokenKeys(j)) return put_back();
     j.kind = Job::Kind::kRead;
     if (Job* leader = ReadLeaderFor(j, jobs)) {
@@ -382,45 +439,8 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
       leader->followers.push_back(std::move(j));
       return true;
     }
-  } else {
-    // A session's pipelined INCRs of one turn: each after the one before it.
-    const bool chained = state.rmw && state.only_chainable_rmws && j.needs_read && j.Chainable();
-    if (!chained && (state.rmw || (j.needs_read && state.wrote))) return put_back();
-    // Whether it is taken as a follower or as a job of its own.
-    if (j.needs_read && !j.Chainable()) state.only_chainable_rmws = false;
-    j.locks = shared_.locks.SlotsOf(j.keys);
-    // Blind writes of one key share its lock — but not while their events are
-    // published: those must go out in the order the writes are stored.
-    j.lock_mode = j.needs_read || notifying ? LockTable::Mode::kExclusive : LockTable::Mode::kShared;
-    j.kind = Job::Kind::kWrite;
-    if (!shared_.locks.TryLock(j.locks, j.lock_mode)) {
-      Job* leader = LeaderFor(j, jobs);
-      if (leader == nullptr) {
-        ++shared_.lock_waits;
-        // Held by another worker (or a blind write): look again in a
-        // millisecond. Held by a read-modify-write of this turn (the
-        // session's own earlier INCR, say): free for the next turn.
-        if (!HeldByThisTurn(j.locks)) {
-          blocked_on_locks_ = true;
-          shared_.waiting_for_locks[index_].store(true);
-        }
-        return put_back();
-      }
-      j.locks.clear();
-      state.wrote = state.rmw = true;
-      s.queue.pop_front();
-      j.taken = next_taken_++;
-      leader->followers.push_back(std::move(j));
-      return true;
-    }
-    if (j.needs_read) {
-      for (uint32_t slot : j.locks) turn_owners_[slot] = jobs.size();
-    }
-    if (!multi && s.park_started && IsBlocking(*j.commands[0].spec)) {
-      woken_slots_.insert(j.locks.begin(), j.locks.end());
-    }
-    state.wrote = true;
-    state.rmw = state.rmw || j.needs_read;
+  } else if (const WriteTaken taken = TakeLocks(s, j, shape.notifying, jobs, state); taken != WriteTaken::kOwn) {
+    return taken == WriteTaken::kJoined || put_back();
   }
   if (multi) {
     s.in_multi = false;

@@ -50,14 +50,13 @@ void Worker::Turn() {
 // ReplyToReaders sent, too), each command with an equal share of the turn's
 // time.
 void Worker::CountTurn(const std::vector<Job>& jobs, std::chrono::steady_clock::time_point started) {
-  const auto usec = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+  const auto nsec = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started);
   size_t answers = 0;
-  auto answered = [](const Job& j) { return j.kind != Job::Kind::kParked && j.kind != Job::Kind::kRunAgain; };
-  for (const Job& j : jobs) answers += (answered(j) ? 1 : 0) + j.followers.size();
+  for (const Job& j : jobs) answers += (j.kind == Job::Kind::kRunAgain ? 0 : 1) + j.followers.size();
   if (answers == 0) return;
-  const uint64_t share = static_cast<uint64_t>(usec.count()) / answers;
+  const uint64_t share = static_cast<uint64_t>(nsec.count()) / answers;
   for (const Job& j : jobs) {
-    if (answered(j)) CountAnswered(j, share);
+    if (j.kind != Job::Kind::kRunAgain) CountAnswered(j, share);
     for (const Job& f : j.followers) CountAnswered(f, share);
   }
 }
@@ -113,8 +112,19 @@ std::string Worker::BackendError(const Status& status) {
 }
 
 void Worker::AnswerGroup(Job& job, std::string reply) {
-  for (Job& f : job.followers) f.reply = reply;
+  for (Job& f : job.followers) {
+    ForgetRun(f);
+    f.reply = reply;
+  }
+  ForgetRun(job);
   job.reply = std::move(reply);
+}
+
+void Worker::ForgetRun(Job& job) {
+  job.reply.clear();
+  job.commands_run = 0;
+  job.failed_at.clear();
+  job.script_calls.clear();
 }
 
 void Worker::FailJob(Job& job, const Status& status) {
@@ -575,9 +585,7 @@ bool Worker::ApplyReads(Job& job, txn::BatchTxn& txn, uint64_t now) {
   if (!job.watch_check.empty() && WatchedKeyChanged(job, txn)) {
     // A read round before this one may have run the block already (it then
     // needed more pages): its reply is not the EXEC's.
-    job.reply.clear();
-    job.commands_run = 0;  // the block did not run
-    job.failed_at.clear();
+    ForgetRun(job);  // the block did not run
     resp::Writer out(&job.reply);
     out.SetProtocol(job.session->protocol);
     out.NullArray();
@@ -662,8 +670,8 @@ void Worker::Predict(Job& job, uint64_t now) {
   view.set_guesses([this](std::string_view k) { return page_cache_.Find(k); });
   ApplyTo(job, view);
   for (Job& f : job.followers) ApplyTo(f, view);
-  job.reply.clear();
-  for (Job& f : job.followers) f.reply.clear();
+  ForgetRun(job);
+  for (Job& f : job.followers) ForgetRun(f);
   job.extra_keys.insert(job.extra_keys.end(), view.guessed().begin(), view.guessed().end());
   job.extra_keys.insert(job.extra_keys.end(), view.missing().begin(), view.missing().end());
 }
