@@ -156,6 +156,9 @@ def test_blocking_commands_blocks_and_scripts_count_as_redis(redis_and_rampart):
             p.execute()
         replies_of([c], "EVAL", "return redis.pcall('get')", "0")
         replies_of([c], "EVAL", "return redis.call('get')", "0")
+        with c.pipeline(transaction=True) as p:  # an error without a space, and a reply after it
+            p.eval("return redis.error_reply('MYERR')", 0).echo("hello world")
+            p.execute(raise_on_error=False)
     got = [counts(c) for c in redis_and_rampart]
     names = {"blpop", "lpush", "exec", "multi", "watch", "ping", "echo", "get", "eval"}
     assert {n: v for n, v in got[1][0].items() if n in names} == {n: v for n, v in got[0][0].items() if n in names}

@@ -58,11 +58,14 @@ def test_entries_equal_redis(pair):
         with c.pipeline(transaction=True) as p:
             p.incr("sl:n").lpush("sl:l", "x")
             p.execute()
+    for args in [("EXEC",), ("CONFIG", "SET", "masterauth", "secret")]:  # EXEC never logged; a secret redacted
+        replies_of(pair, *args)
     logged = [entries(c) for c in pair]
     assert logged[0] == logged[1]
     assert ["SADD", "sl:s"] + [str(n) for n in range(3, 32)] + ["... (2 more arguments)"] in logged[1]
     assert ["SADD", "sl:s", "foo", "A" * 128 + "... (1 more bytes)"] in logged[1]
     assert ["AUTH", "(redacted)"] in logged[1]
+    assert ["CONFIG", "SET", "masterauth", "(redacted)"] in logged[1]
     assert ["INCRBY", "sl:n", "1"] in logged[1] and not any(e[0].lower() == "exec" for e in logged[1])
 
 
@@ -75,6 +78,12 @@ def test_get_len_reset_and_max_len(pair):
         c.sadd("sl:b", "a")
         c.incr("sl:c")
         c.lpush("sl:d", "a")
+    assert both(pair, "SLOWLOG", "LEN") == 3
+    for c in pair:  # a lower max-len cuts the log at once
+        c.config_set("slowlog-max-len", "10")
+        for _ in range(10):
+            c.ping()
+        c.config_set("slowlog-max-len", "3")
     assert both(pair, "SLOWLOG", "LEN") == 3
     assert [len(entries(c, 0)) for c in pair] == [0, 0]
     assert [len(entries(c, 1)) for c in pair] == [1, 1]

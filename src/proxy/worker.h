@@ -538,6 +538,8 @@ class Worker {
   // its time (`nsec`) reaches slowlog-log-slower-than.
   void SlowlogIfSlow(const Session& s, const std::vector<std::string>& args, uint64_t nsec);
   void SlowlogCommand(const Command& c, resp::Writer& out);
+  // REQUIRES: shared_.slowlog_mutex held.
+  void TrimSlowlogLocked(uint64_t max_len);
   // This worker's counters of `spec`; nullptr for a command not in the table.
   SharedState::CommandStats* StatsOf(const CommandSpec* spec);
   void CountTurn(const std::vector<Job>& jobs, std::chrono::steady_clock::time_point started);

@@ -181,8 +181,10 @@ void Worker::ConfigSet(const Command& c, resp::Writer& out) {
       shared_.script_time_limit_ms.store(static_cast<uint64_t>(*ParseInt64(a[n + 1])));
     } else if (name == "slowlog-log-slower-than") {
       shared_.slowlog_slower_than_us.store(*ParseInt64(a[n + 1]));
-    } else if (name == "slowlog-max-len") {
+    } else if (name == "slowlog-max-len") {  // the log is cut to it at once, as Redis's next push does
       shared_.slowlog_max_len.store(static_cast<uint64_t>(*ParseInt64(a[n + 1])));
+      std::lock_guard slowlog_lock(shared_.slowlog_mutex);
+      TrimSlowlogLocked(shared_.slowlog_max_len.load());
     } else if (name == "notify-keyspace-events") {  // the next turn of every worker sees it
       shared_.notify_flags.store(*notify::ParseFlags(a[n + 1]));
     } else {

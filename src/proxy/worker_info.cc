@@ -49,6 +49,7 @@ std::string CpuSection() {
 // after '-' when a space follows it within the first 32 bytes, else "ERR"
 // ("-WRONGTYPE Operation ..." → "WRONGTYPE").
 std::string_view ErrorCode(std::string_view reply) {
+  reply = reply.substr(0, reply.find('\r'));  // this error's line (a block's replies follow it)
   const size_t space = reply.substr(0, 32).find(' ');
   if (space == std::string_view::npos) return "ERR";
   return reply.substr(1, space - 1);
@@ -224,7 +225,8 @@ void Worker::CountAnswered(const Job& j, uint64_t nsec) {
   }
   const bool error = !j.reply.empty() && j.reply[0] == '-';
   if (error) CountError(j.reply);
-  const CommandSpec* spec = j.multi ? FindCommand("exec") : !j.commands.empty() ? j.commands[0].spec : j.answered;
+  static const CommandSpec* const kExec = FindCommand("exec");
+  const CommandSpec* spec = j.multi ? kExec : !j.commands.empty() ? j.commands[0].spec : j.answered;
   SharedState::CommandStats* st = StatsOf(spec);
   const bool counted = j.multi || !j.commands.empty() || j.counted == Counted::kCall;
   if (st != nullptr && j.counted == Counted::kRejected && j.commands.empty() && !j.multi) {
@@ -233,7 +235,7 @@ void Worker::CountAnswered(const Job& j, uint64_t nsec) {
     if (!j.woken) Add(st->calls);
     Add(st->nsec, nsec);
     if (error) Add(st->failed);
-    if (!j.multi) SlowlogIfSlow(*j.session, j.commands.empty() ? j.answered_args : j.commands[0].args, nsec);
+    if (spec != kExec) SlowlogIfSlow(*j.session, j.commands.empty() ? j.answered_args : j.commands[0].args, nsec);
   }
   for (const ScriptRunner::Call& call : j.script_calls) {  // as Redis counts a script's redis.call
     if (SharedState::CommandStats* c = StatsOf(call.spec)) Add(call.rejected ? c->rejected : c->calls);

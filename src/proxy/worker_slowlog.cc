@@ -5,7 +5,8 @@
 // as INFO commandstats counts it (worker_info.cc): a turn runs its commands
 // together. Like Redis, EXEC is not logged but the commands it ran, a
 // blocking command once it is answered, AUTH's and HELLO's passwords and
-// CONFIG SET requirepass's value as "(redacted)".
+// CONFIG SET's values of requirepass, masterauth and masteruser as
+// "(redacted)". A script's redis.calls are not logged (Redis logs them).
 #include <ctime>
 
 #include "proxy/worker_job.h"
@@ -23,8 +24,9 @@ bool Redacted(const std::vector<std::string>& args, size_t n) {
   if (name == "hello") {  // HELLO [protover [AUTH username password] ...]
     return n >= 2 && (Lower(args[n - 1]) == "auth" || (n >= 3 && Lower(args[n - 2]) == "auth"));
   }
-  if (name == "config" && args.size() >= 4 && Lower(args[1]) == "set") {  // the values of secrets
-    return n >= 3 && n % 2 == 1 && Lower(args[n - 1]) == "requirepass";
+  if (name == "config" && args.size() >= 4 && Lower(args[1]) == "set") {  // the values of Redis's secrets
+    const std::string parameter = n >= 3 && n % 2 == 1 ? Lower(args[n - 1]) : "";
+    return parameter == "requirepass" || parameter == "masterauth" || parameter == "masteruser";
   }
   return false;
 }
@@ -55,11 +57,15 @@ void Worker::SlowlogIfSlow(const Session& s, const std::vector<std::string>& arg
   const int64_t slower_than = shared_.slowlog_slower_than_us.load(std::memory_order_relaxed);
   const uint64_t max_len = shared_.slowlog_max_len.load(std::memory_order_relaxed);
   const uint64_t usec = nsec / 1000;
-  if (slower_than < 0 || max_len == 0 || usec < static_cast<uint64_t>(slower_than) || args.empty()) return;
+  if (slower_than < 0 || usec < static_cast<uint64_t>(slower_than) || args.empty()) return;
   SharedState::SlowlogEntry e{0, static_cast<int64_t>(std::time(nullptr)), usec, EntryArgs(args), s.peer, s.name};
   std::lock_guard lock(shared_.slowlog_mutex);
-  e.id = shared_.slowlog_next_id++;
+  e.id = shared_.slowlog_next_id++;  // as Redis, also for an entry slowlog-max-len 0 drops at once
   shared_.slowlog.push_front(std::move(e));
+  TrimSlowlogLocked(max_len);
+}
+
+void Worker::TrimSlowlogLocked(uint64_t max_len) {
   while (shared_.slowlog.size() > max_len) shared_.slowlog.pop_back();
 }
 
