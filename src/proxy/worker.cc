@@ -1,6 +1,7 @@
 // The worker's event loop: sockets, parsing, writing (the turn itself is in
 // worker_turn.cc).
 #include "proxy/worker.h"
+#include "proxy/worker_job.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

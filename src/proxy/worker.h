@@ -270,7 +270,8 @@ class Worker {
   DataView NewView(uint64_t now, uint64_t seed) const;
 
   // Taking a turn's jobs (worker_take.cc).
-  std::vector<Job> TakeJobs();
+  // Takes this turn's jobs into `jobs` (REQUIRES: empty).
+  void TakeJobs(std::vector<Job>& jobs);
   static bool QueueableInMulti(const Command& c);
   bool TakeCommand(Session& s, std::vector<Job>& jobs, struct TurnState& state);
   bool TakeTransaction(Session& s, std::vector<Job>& jobs, struct TurnState& state);
@@ -543,6 +544,8 @@ class Worker {
   // This worker's counters of `spec`; nullptr for a command not in the table.
   SharedState::CommandStats* StatsOf(const CommandSpec* spec);
   void CountTurn(const std::vector<Job>& jobs, std::chrono::steady_clock::time_point started);
+  // Runs a turn's jobs and writes their replies, in the order they were taken.
+  void AnswerJobs(std::vector<Job>& jobs, std::chrono::steady_clock::time_point started);
   void ResetStats();
   void FailReply(resp::Writer& out, const Status& status);
 
@@ -578,6 +581,9 @@ class Worker {
   // This turn's reads that others may follow, by their keys (each key's
   // length and bytes, in order) -> index of the job (Worker::ReadLeaderFor).
   std::unordered_map<std::string, size_t> read_leaders_;
+  // A turn's jobs, kept between turns for the vector's capacity: a turn of
+  // 800 pipelined commands does not grow (and move) it again each time.
+  std::vector<Job> turn_jobs_;
   // The lock slots of this turn's woken blocked commands (Worker::TakeJobs).
   std::unordered_set<uint32_t> woken_slots_;
   uint64_t next_taken_ = 0;  // Job::taken of the next job or follower

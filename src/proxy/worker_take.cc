@@ -47,14 +47,13 @@ bool Worker::Job::Joinable() const {
 
 bool Worker::Job::Chainable() const { return Joinable() && commands[0].spec->name != "sort"; }
 
-std::vector<Worker::Job> Worker::TakeJobs() {
-  std::vector<Job> jobs;
+void Worker::TakeJobs(std::vector<Job>& jobs) {
   if (blocked_on_locks_) shared_.waiting_for_locks[index_].store(false, std::memory_order_relaxed);
   blocked_on_locks_ = false;
   turn_owners_.clear();
   read_leaders_.clear();
   woken_slots_.clear();
-  if (order_.empty() && sweeper_ == nullptr) return jobs;
+  if (order_.empty() && sweeper_ == nullptr) return;
   const size_t max = shared_.config.proxy.batch_max_commands;
   auto take = [&](Session& s) {
     if (!Runnable(s)) return;
@@ -94,7 +93,6 @@ std::vector<Worker::Job> Worker::TakeJobs() {
     take(*s);
   }
   if (sweeper_ != nullptr) take(*sweeper_);
-  return jobs;
 }
 
 size_t Worker::MaxUserKeyBytes() const {

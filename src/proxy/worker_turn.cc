@@ -11,8 +11,12 @@ namespace rampart::proxy {
 
 void Worker::Turn() {
   const auto started = std::chrono::steady_clock::now();
-  std::vector<Job> jobs = TakeJobs();
-  if (jobs.empty()) return;
+  TakeJobs(turn_jobs_);
+  if (!turn_jobs_.empty()) AnswerJobs(turn_jobs_, started);
+  turn_jobs_.clear();
+}
+
+void Worker::AnswerJobs(std::vector<Job>& jobs, std::chrono::steady_clock::time_point started) {
   RunJobs(jobs);
   PublishReadPath();
   CountTurn(jobs, started);
