@@ -301,10 +301,7 @@ namespace {
 // remove: those the view holds with an expired value it did not write.
 void RemoveExpiredKeys(const CommandSpec& spec, Args args, DataView& data) {
   for (std::string_view k : KeysOf(spec, args)) {
-    auto it = data.entries().find(k);
-    if (it == data.entries().end() || it->second.dirty || !it->second.stored.has_value()) continue;
-    auto v = DecodeStored(*it->second.stored);
-    if (v.ok() && Expired(*v, data.now_ms())) data.Delete(k);  // records "expired"
+    if (data.HoldsExpired(k)) data.Delete(k);  // records "expired"
   }
 }
 

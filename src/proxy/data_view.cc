@@ -74,19 +74,22 @@ void DataView::Notify(uint32_t cls, std::string_view event, std::string_view key
   events_.push_back({event, std::string(key)});
 }
 
+bool DataView::HoldsExpired(std::string_view key) const {
+  auto it = entries_.find(key);
+  if (it == entries_.end() || it->second.dirty || !it->second.stored.has_value()) return false;
+  auto v = DecodeStored(*it->second.stored);
+  return v.ok() && Expired(*v, now_ms_);
+}
+
 void DataView::NoteWrite(std::string_view key, bool creates) {
   if ((notify_flags_ & (notify::kNew | notify::kExpired)) == 0 || IsInternalKey(key)) return;
-  auto it = entries_.find(key);
-  if (it == entries_.end()) return;  // a blind write: whether the key existed is not known
-  bool live = false;
-  if (it->second.stored.has_value()) {
-    auto v = DecodeStored(*it->second.stored);
-    live = !v.ok() || !Expired(*v, now_ms_);
-    // Removed (overwritten or deleted) as expired, as Redis's lookup of the
-    // key for a write removes it first; not a value this view wrote.
-    if (!live && !it->second.dirty) Notify(notify::kExpired, "expired", key);
-  }
-  if (creates && !live) Notify(notify::kNew, "new", key);
+  if (!entries_.contains(key)) return;  // a blind write: whether the key existed is not known
+  // Removed (overwritten or deleted) as expired, as Redis's lookup of the
+  // key for a write removes it first; not a value this view wrote.
+  if (HoldsExpired(key)) Notify(notify::kExpired, "expired", key);
+  if (!creates) return;
+  auto held = FindStored(key);  // a damaged value counts as live
+  if (held.ok() && !held->has_value()) Notify(notify::kNew, "new", key);
 }
 
 void DataView::set_max_value_bytes(uint64_t n) {

@@ -163,6 +163,9 @@ class DataView {
   // job's events once its write is done (none when it failed). REQUIRES:
   // `event` outlives the view (the commands pass string literals).
   void Notify(uint32_t cls, std::string_view event, std::string_view key);
+  // Whether the view holds an expired value at `key` that its commands did
+  // not write (one a write's lookup removes first, "expired").
+  bool HoldsExpired(std::string_view key) const;
   struct Event {
     std::string_view name;
     std::string key;
