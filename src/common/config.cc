@@ -673,6 +673,12 @@ uint32_t EffectiveSpinMicros(const ClusterConfig& config, uint32_t cores) {
   return busiest < cores ? kAutoSpinMicros : 0;
 }
 
+uint32_t EffectiveProxySpinMicros(const ClusterConfig& config, uint32_t cores) {
+  if (config.transport.spin_us != TransportConfig::kSpinAuto) return config.transport.spin_us;
+  if (EffectiveProxyWorkers(config, cores) < cores) return kAutoSpinMicros;
+  return EffectiveSpinMicros(config, cores);
+}
+
 std::string EffectiveNetDevices(const ClusterConfig& config) {
   const std::string& value = config.transport.ucx.net_devices;
   if (value == "all") return "";

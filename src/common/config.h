@@ -355,6 +355,15 @@ uint32_t AutoPartitionsPerNode(const ClusterConfig& config, uint32_t cores);
 // several machines.
 uint32_t EffectiveProxyWorkers(const ClusterConfig& config, uint32_t cores);
 uint32_t EffectiveSpinMicros(const ClusterConfig& config, uint32_t cores);
+// A proxy worker's spin while it awaits the kv-nodes' replies to a round it
+// sent (its transaction client's Fabric::Wait), for transport.spin_us =
+// "auto": kAutoSpinMicros when the proxy's workers (EffectiveProxyWorkers)
+// are fewer than `cores`, else EffectiveSpinMicros. A worker awaiting a
+// reply has nothing else to run until it comes, and fewer spinning workers
+// than cores leave a core to the partition thread that answers; the reply
+// then finds the worker awake instead of waking it (a wake-up costs tens of
+// µs on a virtual machine). A number of spin_us is returned as it is.
+uint32_t EffectiveProxySpinMicros(const ClusterConfig& config, uint32_t cores);
 // The cores this process may run on (its CPU affinity mask), at least 1.
 uint32_t UsableCores();
 

@@ -92,7 +92,8 @@ const Setting<ClusterConfig> kClusterSettings[] = {
      .doc = "Microseconds every poll loop spins before it blocks on its event fd. 0 blocks at "
             "once; spinning longer cuts latency but takes CPU from neighbours. `auto`: 50 when "
             "the threads that poll on the cluster's busiest host (partitions, proxy workers, "
-            "storage nodes) are fewer than the machine's cores, else 0.",
+            "storage nodes) are fewer than the machine's cores, else 0; a proxy's workers awaiting "
+            "the kv-nodes' replies spin 50 also when they alone are fewer than the cores.",
      .min = 0,
      .max = 1'000'000,
      .auto_value = TransportConfig::kSpinAuto},

@@ -668,6 +668,31 @@ TEST(ConfigTest, AutoSpin) {
   EXPECT_GE(UsableCores(), 1u);
 }
 
+// A proxy's workers spin awaiting replies when they are fewer than the cores,
+// whatever the other pollers of the host; otherwise as every loop does.
+TEST(ConfigTest, AutoProxySpin) {
+  Result<ClusterConfig> config = ParseClusterConfig(
+      "[kv]\npartitions_per_node = 1\n[proxy]\nworkers = 1\n"
+      "[[nodes]]\nid = 0\nhost = \"127.0.0.1\"\nport = 7000\n"
+      "[[nodes]]\nid = 1\nhost = \"127.0.0.1\"\nport = 7001\n"
+      "[[nodes]]\nid = 2\nhost = \"127.0.0.1\"\nport = 7002\n",
+      "c.toml");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  // 4 pollers on one host of 2 cores: the partition threads do not spin, the proxy's one worker does.
+  EXPECT_EQ(EffectiveSpinMicros(*config, 2), 0u);
+  EXPECT_EQ(EffectiveProxySpinMicros(*config, 2), kAutoSpinMicros);
+  EXPECT_EQ(EffectiveProxySpinMicros(*config, 1), 0u);  // one worker on one core
+  config->proxy.workers = 2;
+  EXPECT_EQ(EffectiveProxySpinMicros(*config, 2), 0u);
+  EXPECT_EQ(EffectiveProxySpinMicros(*config, 8), kAutoSpinMicros);
+  config->proxy.workers = 0;  // a quarter of the cores on a loopback cluster
+  EXPECT_EQ(EffectiveProxySpinMicros(*config, 8), kAutoSpinMicros);
+  config->transport.spin_us = 0;
+  EXPECT_EQ(EffectiveProxySpinMicros(*config, 8), 0u);
+  config->transport.spin_us = 9;
+  EXPECT_EQ(EffectiveProxySpinMicros(*config, 1), 9u);
+}
+
 
 }  // namespace
 }  // namespace rampart

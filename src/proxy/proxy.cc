@@ -60,6 +60,7 @@ Result<std::unique_ptr<Proxy>> Proxy::Start(const ClusterConfig& config,
   }
 
   txn::ClientOptions options = client;
+  options.fabric.spin = std::chrono::microseconds(EffectiveProxySpinMicros(config, UsableCores()));
   options.isolation = pc.isolation == "ramp" ? txn::Isolation::kRamp : txn::Isolation::kNone;
   // One timestamp source for all workers: a write that follows another in
   // real time (the lock table orders writes of a key) gets a later timestamp,
@@ -78,9 +79,10 @@ Result<std::unique_ptr<Proxy>> Proxy::Start(const ClusterConfig& config,
     Status s = started.get();
     if (!s.ok()) return s;  // ~Proxy stops the workers already running
   }
-  spdlog::info("proxy {}: {} worker{} on {}, aggregation {}, isolation {}, {} replicas", where.id, n,
-               n == 1 ? "" : "s",
-               where.address(), pc.aggregate ? "on" : "off", pc.isolation, pc.replicas);
+  spdlog::info("proxy {}: {} worker{} on {}, aggregation {}, isolation {}, {} replicas, {} µs spin "
+               "awaiting replies",
+               where.id, n, n == 1 ? "" : "s", where.address(), pc.aggregate ? "on" : "off",
+               pc.isolation, pc.replicas, options.fabric.spin.count());
   return proxy;
 }
 
