@@ -45,9 +45,9 @@ Result<ScanPage> ScanTree(PageTree& tree, uint64_t cursor, uint64_t count,
     if (end < size) page.cursor = last_cursor + 1;  // never 0: it follows last_cursor
   }
   if (end > counted) RAMPART_RETURN_IF_ERROR(tree.Prefetch(counted, end));
-  RAMPART_RETURN_IF_ERROR(tree.ForEach(first, /*reverse=*/false, [&](uint64_t rank, const TreeEntry& e) {
+  RAMPART_RETURN_IF_ERROR(tree.ForEach(first, /*reverse=*/false, [&](uint64_t rank, const TreeEntryRef& e) {
     if (rank >= end) return false;
-    if (!match.has_value() || GlobMatch(*match, e.key)) page.entries.push_back(e);
+    if (!match.has_value() || GlobMatch(*match, e.key)) page.entries.push_back({std::string(e.key), std::string(e.value)});
     return true;
   }));
   return page;

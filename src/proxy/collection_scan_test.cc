@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <algorithm>
 #include <map>
 #include <random>
@@ -35,6 +36,8 @@ class MemoryStore : public PageStore {
   void Store(uint64_t page, std::string bytes) override { pages_[page] = std::move(bytes); }
   void Drop(uint64_t page) override { pages_.erase(page); }
   uint64_t NewPage() override { return next_++; }
+  // Kept bytes never move: a deque's elements stay where they are.
+  std::string_view Keep(std::string_view bytes) override { return kept_.emplace_back(bytes); }
 
   // Makes what the last attempt asked for readable; false when it asked for nothing.
   bool ReadWanted() {
@@ -50,6 +53,7 @@ class MemoryStore : public PageStore {
   std::map<uint64_t, std::string> pages_;
   std::set<uint64_t> readable_, wanted_;
   uint64_t next_ = 1;
+  std::deque<std::string> kept_;
 };
 
 // A keyed tree kept as a root plus a store; changes are made and flushed

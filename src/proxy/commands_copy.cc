@@ -31,8 +31,8 @@ Result<std::vector<TreeEntry>> AllEntries(PageTree& tree) {
   RAMPART_RETURN_IF_ERROR(tree.Prefetch(0, tree.size()));
   std::vector<TreeEntry> entries;
   entries.reserve(tree.size());
-  RAMPART_RETURN_IF_ERROR(tree.ForEach(0, false, [&](uint64_t, const TreeEntry& e) {
-    entries.push_back(e);
+  RAMPART_RETURN_IF_ERROR(tree.ForEach(0, false, [&](uint64_t, const TreeEntryRef& e) {
+    entries.push_back({std::string(e.key), std::string(e.value)});
     return true;
   }));
   return entries;
@@ -84,7 +84,7 @@ Result<std::string> EncodingOf(DataView& data, std::string_view key, const Store
   if (v.type == ValueType::kPagedHash) return std::string(small ? "listpack" : "hashtable");
   if (v.type == ValueType::kPagedZset) return std::string(small ? "listpack" : "skiplist");
   bool integers = small;
-  for (const TreeEntry& e : c.tree().root().entries) integers = integers && ParseInt64(e.key).ok();
+  for (const TreeEntryRef& e : c.tree().root().entries) integers = integers && ParseInt64(e.key).ok();
   return std::string(integers ? "intset" : "hashtable");
 }
 

@@ -37,7 +37,7 @@ void ReplyAll(Args args, DataView& data, resp::Writer& out, bool fields, bool va
   } else {
     all.Array(tree.size());
   }
-  const Status s = tree.ForEach(0, false, [&](uint64_t, const TreeEntry& e) {
+  const Status s = tree.ForEach(0, false, [&](uint64_t, const TreeEntryRef& e) {
     if (fields) all.Bulk(e.key);
     if (values) all.Bulk(e.value);
     return true;

@@ -95,7 +95,7 @@ Status VisitRange(PageTree& tree, Span span, bool reverse, const ElementVisitor&
   // Stopped at the span's end: ForEach would go on into a page not prefetched.
   const uint64_t end = reverse ? span.first : span.last;
   return tree.ForEach(reverse ? span.last : span.first, reverse,
-                      [&](uint64_t rank, const TreeEntry& e) { return fn(rank, e.value) && rank != end; });
+                      [&](uint64_t rank, const TreeEntryRef& e) { return fn(rank, e.value) && rank != end; });
 }
 
 // VisitRange for a search that may stop early: the kSearchWindow elements

@@ -45,8 +45,8 @@ Result<Members> AllMembers(PageTree& tree) {
   RAMPART_RETURN_IF_ERROR(tree.Prefetch(0, tree.size()));
   Members members;
   members.reserve(tree.size());
-  RAMPART_RETURN_IF_ERROR(tree.ForEach(0, /*reverse=*/false, [&](uint64_t, const TreeEntry& e) {
-    members.push_back(e.key);
+  RAMPART_RETURN_IF_ERROR(tree.ForEach(0, /*reverse=*/false, [&](uint64_t, const TreeEntryRef& e) {
+    members.emplace_back(e.key);
     return true;
   }));
   return members;

@@ -141,11 +141,11 @@ Result<Source> ReadSource(DataView& data, std::string_view key) {
   PageTree& order = c.tree(type == ValueType::kPagedZset ? kByScore : 0);
   RAMPART_RETURN_IF_ERROR(order.Prefetch(0, order.size()));
   source.elements.reserve(order.size());
-  RAMPART_RETURN_IF_ERROR(order.ForEach(0, false, [&](uint64_t, const TreeEntry& e) {
+  RAMPART_RETURN_IF_ERROR(order.ForEach(0, false, [&](uint64_t, const TreeEntryRef& e) {
     if (type == ValueType::kList) {
-      source.elements.push_back(e.value);
+      source.elements.emplace_back(e.value);
     } else if (type == ValueType::kPagedSet) {
-      source.elements.push_back(e.key);
+      source.elements.emplace_back(e.key);
     } else {
       source.elements.emplace_back(MemberOfKey(e.key));
     }

@@ -60,10 +60,10 @@ std::string DescribePaged(const std::string& stored, ValueType type) {
                      : type == ValueType::kPagedSet  ? "set {"
                                                      : "list [";
   std::string text = open;
-  const Status walked = c->tree(tree).ForEach(0, false, [&](uint64_t, const TreeEntry& e) {
+  const Status walked = c->tree(tree).ForEach(0, false, [&](uint64_t, const TreeEntryRef& e) {
     if (text.back() != '{' && text.back() != '[') text += " ";
     switch (type) {
-      case ValueType::kPagedHash: text += e.key + "=" + e.value; break;
+      case ValueType::kPagedHash: text += StrCat(e.key, "=", e.value); break;
       case ValueType::kPagedZset:
         text += std::string(MemberOfKey(e.key)) + ":" + FormatScore(ScoreOfKey(e.key));
         break;

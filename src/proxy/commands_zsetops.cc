@@ -80,7 +80,7 @@ Result<ScoreMap> LoadScored(DataView& data, std::string_view key) {
   if (RedisTypeOf(found->type) == ValueType::kPagedSet) {
     RAMPART_ASSIGN_OR_RETURN(Collection set, Collection::Open(data, key, ValueType::kPagedSet));
     RAMPART_RETURN_IF_ERROR(set.tree().Prefetch(0, set.size()));
-    RAMPART_RETURN_IF_ERROR(set.tree().ForEach(0, false, [&](uint64_t, const TreeEntry& e) {
+    RAMPART_RETURN_IF_ERROR(set.tree().ForEach(0, false, [&](uint64_t, const TreeEntryRef& e) {
       out.emplace_hint(out.end(), e.key, 1.0);
       return true;
     }));

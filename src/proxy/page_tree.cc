@@ -43,8 +43,8 @@ Result<uint64_t> GetVarint(std::string_view* in) {
   return Malformed("number longer than 64 bits");
 }
 
-// A length-prefixed string, viewing `in` (assigned into the node's strings
-// without a temporary: decoding is most of what a command on a page costs).
+// A length-prefixed string, viewing `in` (the node views it too: decoding
+// was most of what a command on a page cost while it built a string each).
 Result<std::string_view> GetString(std::string_view* in) {
   RAMPART_ASSIGN_OR_RETURN(uint64_t len, GetVarint(in));
   if (len > in->size()) return Malformed("truncated string");
@@ -61,7 +61,7 @@ Status SkipString(std::string_view* in) {
 }
 
 size_t StringBytes(std::string_view s) { return VarintBytes(s.size()) + s.size(); }
-size_t EntryBytes(const TreeEntry& e) { return StringBytes(e.key) + StringBytes(e.value); }
+size_t EntryBytes(const TreeEntryRef& e) { return StringBytes(e.key) + StringBytes(e.value); }
 size_t ChildBytes(const TreeChild& c) {
   return VarintBytes(c.page) + VarintBytes(c.count) + StringBytes(c.separator);
 }
@@ -73,13 +73,13 @@ size_t ItemCount(const TreeNode& node) {
   return node.leaf() ? node.entries.size() : node.children.size();
 }
 
-// The shortest prefix of `right` that is greater than `left`.
-// REQUIRES: left < right.
-std::string Separator(std::string_view left, std::string_view right) {
+// The shortest prefix of `right` that is greater than `left` (a view of
+// `right`). REQUIRES: left < right.
+std::string_view Separator(std::string_view left, std::string_view right) {
   for (size_t n = 1; n < right.size(); ++n) {
-    if (right.substr(0, n) > left) return std::string(right.substr(0, n));
+    if (right.substr(0, n) > left) return right.substr(0, n);
   }
-  return std::string(right);
+  return right;
 }
 
 }  // namespace
@@ -105,7 +105,7 @@ void EncodeNode(const TreeNode& node, std::string* out) {
   char* p = out->data() + start;
   p = PutVarint(p, node.height);
   p = PutVarint(p, ItemCount(node));
-  for (const TreeEntry& e : node.entries) {
+  for (const TreeEntryRef& e : node.entries) {
     p = PutString(p, e.key);
     p = PutString(p, e.value);
   }
@@ -126,11 +126,9 @@ Result<TreeNode> DecodeNode(std::string_view* in) {
   node.height = static_cast<uint32_t>(height);
   if (node.leaf()) {
     node.entries.resize(n);
-    for (TreeEntry& e : node.entries) {
-      RAMPART_ASSIGN_OR_RETURN(std::string_view key, GetString(in));
-      RAMPART_ASSIGN_OR_RETURN(std::string_view value, GetString(in));
-      e.key.assign(key);
-      e.value.assign(value);
+    for (TreeEntryRef& e : node.entries) {
+      RAMPART_ASSIGN_OR_RETURN(e.key, GetString(in));
+      RAMPART_ASSIGN_OR_RETURN(e.value, GetString(in));
     }
     return node;
   }
@@ -139,8 +137,7 @@ Result<TreeNode> DecodeNode(std::string_view* in) {
   for (TreeChild& c : node.children) {
     RAMPART_ASSIGN_OR_RETURN(c.page, GetVarint(in));
     RAMPART_ASSIGN_OR_RETURN(c.count, GetVarint(in));
-    RAMPART_ASSIGN_OR_RETURN(std::string_view separator, GetString(in));
-    c.separator.assign(separator);
+    RAMPART_ASSIGN_OR_RETURN(c.separator, GetString(in));
     if (c.count == 0) return Malformed("an empty child");
   }
   return node;
@@ -175,7 +172,8 @@ PageTree::~PageTree() {
 PageTree PageTree::Build(PageStore* store, std::vector<TreeEntry> entries) {
   PageTree tree(store, TreeNode{});
   tree.root_.dirty = true;
-  tree.root_.entries = std::move(entries);
+  tree.root_.entries.reserve(entries.size());
+  for (const TreeEntry& e : entries) tree.root_.entries.push_back({store->Keep(e.key), store->Keep(e.value)});
   while (tree.root_.EncodedBytesUpTo(kMaxNodeBytes) > kMaxNodeBytes && ItemCount(tree.root_) >= 2) {
     tree.SplitRoot();
   }
@@ -187,7 +185,8 @@ Result<TreeNode*> PageTree::Child(const TreeNode& parent, size_t index) {
   if (auto it = pages_.find(child.page); it != pages_.end()) return it->second.get();
   std::unique_ptr<TreeNode> node = store_->TakeDecoded(child.page);
   if (node == nullptr) {
-    RAMPART_ASSIGN_OR_RETURN(std::string_view bytes, store_->Load(child.page));
+    RAMPART_ASSIGN_OR_RETURN(std::string_view loaded, store_->Load(child.page));
+    std::string_view bytes = store_->Keep(loaded);  // the node views them
     auto decoded = DecodeNode(&bytes);
     if (!decoded.ok()) return decoded.status().WithContext(StrCat("page ", child.page));
     if (!bytes.empty()) return Malformed(StrCat("page ", child.page, " has trailing bytes"));
@@ -230,7 +229,7 @@ Result<PageTree::Path> PageTree::PathToKey(std::string_view key) {
     RAMPART_ASSIGN_OR_RETURN(node, Child(*node, i));
   }
   auto it = std::lower_bound(node->entries.begin(), node->entries.end(), key,
-                             [](const TreeEntry& e, std::string_view k) { return e.key < k; });
+                             [](const TreeEntryRef& e, std::string_view k) { return e.key < k; });
   path.push_back({node, static_cast<size_t>(it - node->entries.begin())});
   return path;
 }
@@ -259,9 +258,9 @@ Result<bool> PageTree::Put(std::string_view key, std::string_view value) {
   const bool fresh = leaf.index == entries.size() || entries[leaf.index].key != key;
   if (fresh) {
     entries.insert(entries.begin() + static_cast<ptrdiff_t>(leaf.index),
-                   TreeEntry{std::string(key), std::string(value)});
+                   TreeEntryRef{store_->Keep(key), store_->Keep(value)});
   } else {
-    entries[leaf.index].value.assign(value);
+    entries[leaf.index].value = store_->Keep(value);
   }
   RAMPART_RETURN_IF_ERROR(Rebalance(path));
   return fresh;
@@ -286,14 +285,15 @@ Result<TreeEntry> PageTree::At(uint64_t rank) {
   RAMPART_ASSIGN_OR_RETURN(Path path, PathToRank(rank));
   const Step& leaf = path.back();
   if (leaf.index >= leaf.node->entries.size()) return InvalidArgument("ERR rampart: ", "rank ", rank, " of ", size());
-  return leaf.node->entries[leaf.index];
+  const TreeEntryRef& e = leaf.node->entries[leaf.index];
+  return TreeEntry{std::string(e.key), std::string(e.value)};
 }
 
 Status PageTree::InsertAt(uint64_t rank, std::string_view key, std::string_view value) {
   RAMPART_ASSIGN_OR_RETURN(Path path, PathToRank(rank));
   auto& entries = path.back().node->entries;
   entries.insert(entries.begin() + static_cast<ptrdiff_t>(path.back().index),
-                 TreeEntry{std::string(key), std::string(value)});
+                 TreeEntryRef{store_->Keep(key), store_->Keep(value)});
   return Rebalance(path);
 }
 
@@ -301,7 +301,7 @@ Status PageTree::SetValueAt(uint64_t rank, std::string_view value) {
   RAMPART_ASSIGN_OR_RETURN(Path path, PathToRank(rank));
   const Step& leaf = path.back();
   if (leaf.index >= leaf.node->entries.size()) return InvalidArgument("ERR rampart: ", "rank ", rank, " of ", size());
-  leaf.node->entries[leaf.index].value.assign(value);
+  leaf.node->entries[leaf.index].value = store_->Keep(value);
   return Rebalance(path);
 }
 
@@ -449,7 +449,7 @@ namespace {
 
 struct Piece {
   std::unique_ptr<TreeNode> node;
-  std::string separator;
+  std::string_view separator;  // views a key of the node, which the store keeps
 };
 
 // Leaves `node` its first items up to three quarters of kMaxNodeBytes (at
@@ -468,7 +468,7 @@ std::vector<Piece> CutIntoPieces(TreeNode& node) {
     bytes += b;
   }
   std::vector<Piece> pieces(starts.size());
-  for (size_t k = 0; k < starts.size(); ++k) {  // separators first: the moves empty the keys
+  for (size_t k = 0; k < starts.size(); ++k) {
     const size_t from = starts[k];
     pieces[k].separator = node.leaf() ? Separator(node.entries[from - 1].key, node.entries[from].key)
                                       : node.children[from].separator;
@@ -514,7 +514,7 @@ Status PageTree::SplitIfLarge(Path& path, size_t depth) {
   std::vector<TreeChild> added;
   for (Piece& p : pieces) {
     const uint64_t page = store_->NewPage();
-    added.push_back(TreeChild{page, p.node->Count(), std::move(p.separator)});
+    added.push_back(TreeChild{page, p.node->Count(), p.separator});
     pages_.emplace(page, std::move(p.node));
   }
   parent.children.insert(parent.children.begin() + static_cast<ptrdiff_t>(index) + 1,
@@ -533,7 +533,7 @@ void PageTree::SplitRoot() {
   pages_.emplace(first_page, std::move(first));
   for (Piece& p : pieces) {
     const uint64_t page = store_->NewPage();
-    root_.children.push_back(TreeChild{page, p.node->Count(), std::move(p.separator)});
+    root_.children.push_back(TreeChild{page, p.node->Count(), p.separator});
     pages_.emplace(page, std::move(p.node));
   }
 }

@@ -47,9 +47,20 @@ namespace rampart::proxy {
 // shrink below a quarter of it.
 inline constexpr size_t kMaxNodeBytes = 2048;
 
+// An entry with its own bytes: what PageTree::Build takes and At returns.
 struct TreeEntry {
   std::string key;
   std::string value;
+};
+
+// An entry of a leaf as a tree holds it (and ForEach shows it): views of
+// bytes the tree's store keeps (PageStore::Keep) — a decoded page's copy, or
+// a key or value written since — for as long as the store's owner lives.
+// Decoding a page therefore copies it once instead of building a string per
+// key and value.
+struct TreeEntryRef {
+  std::string_view key;
+  std::string_view value;
 };
 
 struct TreeChild {
@@ -57,14 +68,15 @@ struct TreeChild {
   uint64_t count = 0;   // entries below the child
   // Every key below this child is >= separator, every key below the child
   // before it is < separator. The first child's separator is empty (unused).
-  std::string separator;
+  // Views bytes the store keeps, as TreeEntryRef's.
+  std::string_view separator;
 };
 
 struct TreeNode {
   // 0: a leaf (entries); h > 0: an interior node whose children have height
   // h - 1 (every leaf of a tree is at the same depth).
   uint32_t height = 0;
-  std::vector<TreeEntry> entries;    // leaf
+  std::vector<TreeEntryRef> entries;  // leaf
   std::vector<TreeChild> children;   // interior
   bool dirty = false;                // changed since loaded
 
@@ -81,6 +93,8 @@ struct TreeNode {
 void EncodeNode(const TreeNode& node, std::string* out);
 // Decodes one node from the front of `in` and advances it past the node.
 // Corruption when truncated or malformed (counts that do not add up, ...).
+// The node's keys, values and separators view `*in`'s bytes: REQUIRES they
+// stay unchanged while the node is used (PageStore::Keep).
 Result<TreeNode> DecodeNode(std::string_view* in);
 // Advances `in` past one encoded node without building it (no allocation):
 // for callers that only need what follows the node, or its height (the
@@ -98,6 +112,9 @@ class PageStore {
   virtual void Drop(uint64_t page) = 0;
   // A page id never used before in this collection.
   virtual uint64_t NewPage() = 0;
+  // A copy of `bytes` that stays unchanged as long as the trees' nodes may
+  // be used (for a Collection: its DataView's life), for nodes to view.
+  virtual std::string_view Keep(std::string_view bytes) = 0;
   // A decoded copy of the page kept by an earlier tree (KeepDecoded) whose
   // stored bytes have not changed since, or nullptr (the tree then decodes
   // Load's bytes). The tree owns what it takes.
@@ -119,7 +136,8 @@ class PageTree {
   // REQUIRES: `store` outlives the tree.
   PageTree(PageStore* store, TreeNode root);
   // A tree of `entries`, in their order (keyed trees: increasing keys), on
-  // new pages filled to three quarters. REQUIRES: `store` outlives the tree.
+  // new pages filled to three quarters (their bytes copied into the store's
+  // kept bytes). REQUIRES: `store` outlives the tree.
   static PageTree Build(PageStore* store, std::vector<TreeEntry> entries);
   PageTree(PageTree&&) noexcept;
   PageTree& operator=(PageTree&&) noexcept;
@@ -168,7 +186,8 @@ class PageTree {
   // Calls fn(rank, entry) for the entries from `rank` on (reverse: from
   // `rank` down to 0) until fn returns false or the entries end. Pages are
   // loaded as reached: Prefetch the range first when it is known.
-  using Visitor = std::function<bool(uint64_t rank, const TreeEntry& entry)>;
+  // The entry's views last as long as the store's kept bytes.
+  using Visitor = std::function<bool(uint64_t rank, const TreeEntryRef& entry)>;
   Status ForEach(uint64_t rank, bool reverse, const Visitor& fn);
 
   // Writes every dirty page to the store (the root stays: the caller encodes

@@ -59,7 +59,7 @@ Result<Zset::Scored> EntriesOf(PageTree& tree, RankRange range, bool reverse, To
   RAMPART_RETURN_IF_ERROR(tree.Prefetch(range.first, range.last));
   items.reserve(range.size());
   RAMPART_RETURN_IF_ERROR(tree.ForEach(reverse ? range.last - 1 : range.first, reverse,
-                                       [&](uint64_t, const TreeEntry& e) {
+                                       [&](uint64_t, const TreeEntryRef& e) {
                                          items.push_back(pair(e));
                                          return items.size() < range.size();
                                        }));
@@ -69,13 +69,13 @@ Result<Zset::Scored> EntriesOf(PageTree& tree, RankRange range, bool reverse, To
 }  // namespace
 
 Result<Zset::Scored> Zset::ScoreOrderRange(RankRange range, bool reverse) {
-  return EntriesOf(by_score(), range, reverse, [](const TreeEntry& e) {
+  return EntriesOf(by_score(), range, reverse, [](const TreeEntryRef& e) {
     return std::pair<std::string, double>(MemberOfKey(e.key), ScoreOfKey(e.key));
   });
 }
 
 Result<Zset::Scored> Zset::LexOrderRange(RankRange range, bool reverse) {
-  return EntriesOf(by_member(), range, reverse, [](const TreeEntry& e) {
+  return EntriesOf(by_member(), range, reverse, [](const TreeEntryRef& e) {
     return std::pair<std::string, double>(e.key, ScoreOfValue(e.value));
   });
 }
