@@ -105,7 +105,6 @@ class Collection::Pages : public PageStore {
     allocated_ = true;
     return next_page_++;
   }
-  std::string_view Keep(std::string_view bytes) override { return data_->Keep(bytes); }
 
   uint64_t id() const { return id_; }
   uint64_t next_page() const { return next_page_; }
@@ -197,7 +196,6 @@ Result<Collection> Collection::Open(DataView& data, std::string_view key, ValueT
     c.header_generation_ = generation;
     return c;
   }
-  in = data.Keep(in);  // the roots view it; the header's bytes change with its next Save
   for (size_t t = 0; t < TreesOf(type); ++t) {
     auto root = DecodeNode(&in);
     if (!root.ok()) return damaged(root.status());

@@ -8,7 +8,6 @@
 
 #include <gtest/gtest.h>
 
-#include <deque>
 #include <algorithm>
 #include <map>
 #include <random>
@@ -36,8 +35,6 @@ class MemoryStore : public PageStore {
   void Store(uint64_t page, std::string bytes) override { pages_[page] = std::move(bytes); }
   void Drop(uint64_t page) override { pages_.erase(page); }
   uint64_t NewPage() override { return next_++; }
-  // Kept bytes never move: a deque's elements stay where they are.
-  std::string_view Keep(std::string_view bytes) override { return kept_.emplace_back(bytes); }
 
   // Makes what the last attempt asked for readable; false when it asked for nothing.
   bool ReadWanted() {
@@ -53,11 +50,11 @@ class MemoryStore : public PageStore {
   std::map<uint64_t, std::string> pages_;
   std::set<uint64_t> readable_, wanted_;
   uint64_t next_ = 1;
-  std::deque<std::string> kept_;
 };
 
-// A keyed tree kept as a root plus a store; changes are made and flushed
-// with every page readable, scans run lazily.
+// A keyed tree kept as a root's encoding plus a store (as a collection's
+// header holds it); changes are made and flushed with every page readable,
+// scans run lazily.
 class Tree {
  public:
   explicit Tree(const std::set<std::string>& keys) : store_(/*lazy=*/true) {
@@ -68,7 +65,7 @@ class Tree {
 
   void Change(const std::vector<std::string>& add, const std::vector<std::string>& remove) {
     MemoryStore* store = &store_;
-    PageTree tree(store, root_);
+    PageTree tree(store, Root());
     ReadAll(tree);
     for (const std::string& k : add) ASSERT_TRUE(tree.Put(k, "v:" + k).ok());
     for (const std::string& k : remove) ASSERT_TRUE(tree.Erase(k).ok());
@@ -81,14 +78,14 @@ class Tree {
                         int* attempts) {
     store_.Forget();
     for (*attempts = 1;; ++*attempts) {
-      PageTree tree(&store_, root_);
+      PageTree tree(&store_, Root());
       auto page = ScanTree(tree, cursor, count, match);
       if (page.ok() || page.status().code() != StatusCode::kUnavailable) return page;
       if (!store_.ReadWanted()) return page;
     }
   }
 
-  uint64_t size() const { return root_.Count(); }
+  uint64_t size() const { return size_; }
 
  private:
   // Reads every page (Prefetch in rounds, as the lazy store wants).
@@ -102,11 +99,20 @@ class Tree {
   }
   void Commit(PageTree tree) {
     ASSERT_TRUE(tree.Flush().ok());
-    root_ = tree.root();
+    root_.clear();
+    EncodeNode(tree.root(), &root_);
+    size_ = tree.size();
+  }
+  TreeNode Root() const {
+    std::string_view in = root_;
+    auto root = DecodeNode(&in);
+    EXPECT_TRUE(root.ok()) << root.status().ToString();
+    return root.ok() ? std::move(*root) : TreeNode{};
   }
 
   MemoryStore store_;
-  TreeNode root_;
+  std::string root_;
+  uint64_t size_ = 0;
 };
 
 // A key from runs that share their first 8 bytes (some runs long), keys

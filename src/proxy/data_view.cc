@@ -1,7 +1,6 @@
 #include "proxy/data_view.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "proxy/internal_keys.h"
 #include "proxy/notify.h"
@@ -267,15 +266,6 @@ std::unique_ptr<TreeNode> DataView::TakeDecoded(std::string_view name, uint64_t 
       it->second.generation == generation ? std::move(it->second.node) : nullptr;
   decoded_.erase(it);
   return node;
-}
-
-std::string_view DataView::Keep(std::string_view bytes) {
-  if (bytes.empty()) return {};
-  // A first block of a few pages; the resource doubles its blocks after.
-  if (kept_ == nullptr) kept_ = std::make_unique<std::pmr::monotonic_buffer_resource>(16 * 1024);
-  auto* copy = static_cast<char*>(kept_->allocate(bytes.size(), 1));
-  std::memcpy(copy, bytes.data(), bytes.size());
-  return {copy, bytes.size()};
 }
 
 Result<std::optional<std::string_view>> DataView::Raw(std::string_view key) {

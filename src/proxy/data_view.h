@@ -20,7 +20,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <memory_resource>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -128,9 +127,6 @@ class DataView {
   // was decoded from, so a node of bytes since replaced is never returned).
   void KeepDecoded(std::string_view name, uint64_t generation, std::unique_ptr<TreeNode> node);
   std::unique_ptr<TreeNode> TakeDecoded(std::string_view name, uint64_t generation);
-  // A copy of `bytes` that stays unchanged for the view's life: what decoded
-  // nodes view (PageStore::Keep). Memory is returned only with the view.
-  std::string_view Keep(std::string_view bytes);
 
   // The longest key a command may name beyond its declared ones (SORT's
   // BY/GET patterns): a longer one cannot exist (the worker refuses it as a
@@ -225,9 +221,6 @@ class DataView {
   mutable std::map<std::string, Joined, std::less<>> joined_;
   // A header claiming more chunks is damaged (or more than kMaxStringBytes).
   static constexpr uint64_t kMaxChunks = uint64_t{1} << 20;
-  // Keep's bytes; made at the first Keep (most views decode nothing).
-  // Before decoded_: the nodes that view them go first.
-  std::unique_ptr<std::pmr::monotonic_buffer_resource> kept_;
   struct Decoded {
     uint64_t generation = 0;
     std::unique_ptr<TreeNode> node;

@@ -84,6 +84,42 @@ std::string_view Separator(std::string_view left, std::string_view right) {
 
 }  // namespace
 
+namespace {
+
+// Moves every view of `node`'s items into `to` (a copy each).
+void CopyViewsInto(TreeNode& node, NodeBytes& to) {
+  auto copy = [&](std::string_view& v) {
+    if (v.empty()) return;
+    v = to.parts.emplace_back(v);
+    to.size += v.size();
+  };
+  for (TreeEntryRef& e : node.entries) {
+    copy(e.key);
+    copy(e.value);
+  }
+  for (TreeChild& c : node.children) copy(c.separator);
+}
+
+}  // namespace
+
+std::string_view TreeNode::Own(std::string_view s) {
+  if (s.empty()) return {};
+  if (bytes == nullptr) bytes = std::make_unique<NodeBytes>();
+  bytes->size += s.size();
+  return bytes->parts.emplace_back(s);
+}
+
+void TreeNode::OwnAll() {
+  auto fresh = std::make_unique<NodeBytes>();
+  CopyViewsInto(*this, *fresh);
+  bytes = std::move(fresh);
+}
+
+void TreeNode::CompactIfWasteful() {
+  // EncodedBytes (a pass over the items) only once the bytes are large.
+  if (bytes != nullptr && bytes->size > 4 * kMaxNodeBytes && bytes->size > 2 * EncodedBytes()) OwnAll();
+}
+
 uint64_t TreeNode::Count() const {
   if (leaf()) return entries.size();
   uint64_t n = 0;
@@ -116,7 +152,9 @@ void EncodeNode(const TreeNode& node, std::string* out) {
   }
 }
 
-Result<TreeNode> DecodeNode(std::string_view* in) {
+namespace {
+
+Result<TreeNode> DecodeViews(std::string_view* in) {
   TreeNode node;
   RAMPART_ASSIGN_OR_RETURN(uint64_t height, GetVarint(in));
   RAMPART_ASSIGN_OR_RETURN(uint64_t n, GetVarint(in));
@@ -140,6 +178,26 @@ Result<TreeNode> DecodeNode(std::string_view* in) {
     RAMPART_ASSIGN_OR_RETURN(c.separator, GetString(in));
     if (c.count == 0) return Malformed("an empty child");
   }
+  return node;
+}
+
+}  // namespace
+
+Result<TreeNode> DecodeNode(std::string_view* in) {
+  const std::string_view start = *in;
+  RAMPART_ASSIGN_OR_RETURN(TreeNode node, DecodeViews(in));
+  // The node's own copy of its encoding, its views moved onto it.
+  node.bytes = std::make_unique<NodeBytes>();
+  const std::string& copy = node.bytes->parts.emplace_back(start.substr(0, start.size() - in->size()));
+  node.bytes->size = copy.size();
+  auto rebase = [&](std::string_view& v) {
+    if (!v.empty()) v = std::string_view(copy).substr(static_cast<size_t>(v.data() - start.data()), v.size());
+  };
+  for (TreeEntryRef& e : node.entries) {
+    rebase(e.key);
+    rebase(e.value);
+  }
+  for (TreeChild& c : node.children) rebase(c.separator);
   return node;
 }
 
@@ -172,8 +230,9 @@ PageTree::~PageTree() {
 PageTree PageTree::Build(PageStore* store, std::vector<TreeEntry> entries) {
   PageTree tree(store, TreeNode{});
   tree.root_.dirty = true;
-  tree.root_.entries.reserve(entries.size());
-  for (const TreeEntry& e : entries) tree.root_.entries.push_back({store->Keep(e.key), store->Keep(e.value)});
+  TreeNode& root = tree.root_;
+  root.entries.reserve(entries.size());
+  for (const TreeEntry& e : entries) root.entries.push_back({root.Own(e.key), root.Own(e.value)});
   while (tree.root_.EncodedBytesUpTo(kMaxNodeBytes) > kMaxNodeBytes && ItemCount(tree.root_) >= 2) {
     tree.SplitRoot();
   }
@@ -185,8 +244,7 @@ Result<TreeNode*> PageTree::Child(const TreeNode& parent, size_t index) {
   if (auto it = pages_.find(child.page); it != pages_.end()) return it->second.get();
   std::unique_ptr<TreeNode> node = store_->TakeDecoded(child.page);
   if (node == nullptr) {
-    RAMPART_ASSIGN_OR_RETURN(std::string_view loaded, store_->Load(child.page));
-    std::string_view bytes = store_->Keep(loaded);  // the node views them
+    RAMPART_ASSIGN_OR_RETURN(std::string_view bytes, store_->Load(child.page));
     auto decoded = DecodeNode(&bytes);
     if (!decoded.ok()) return decoded.status().WithContext(StrCat("page ", child.page));
     if (!bytes.empty()) return Malformed(StrCat("page ", child.page, " has trailing bytes"));
@@ -257,10 +315,11 @@ Result<bool> PageTree::Put(std::string_view key, std::string_view value) {
   auto& entries = leaf.node->entries;
   const bool fresh = leaf.index == entries.size() || entries[leaf.index].key != key;
   if (fresh) {
-    entries.insert(entries.begin() + static_cast<ptrdiff_t>(leaf.index),
-                   TreeEntryRef{store_->Keep(key), store_->Keep(value)});
+    const std::string_view k = leaf.node->Own(key);
+    const std::string_view v = leaf.node->Own(value);
+    entries.insert(entries.begin() + static_cast<ptrdiff_t>(leaf.index), TreeEntryRef{k, v});
   } else {
-    entries[leaf.index].value = store_->Keep(value);
+    entries[leaf.index].value = leaf.node->Own(value);
   }
   RAMPART_RETURN_IF_ERROR(Rebalance(path));
   return fresh;
@@ -291,9 +350,10 @@ Result<TreeEntry> PageTree::At(uint64_t rank) {
 
 Status PageTree::InsertAt(uint64_t rank, std::string_view key, std::string_view value) {
   RAMPART_ASSIGN_OR_RETURN(Path path, PathToRank(rank));
-  auto& entries = path.back().node->entries;
-  entries.insert(entries.begin() + static_cast<ptrdiff_t>(path.back().index),
-                 TreeEntryRef{store_->Keep(key), store_->Keep(value)});
+  TreeNode& leaf = *path.back().node;
+  const std::string_view k = leaf.Own(key);
+  const std::string_view v = leaf.Own(value);
+  leaf.entries.insert(leaf.entries.begin() + static_cast<ptrdiff_t>(path.back().index), TreeEntryRef{k, v});
   return Rebalance(path);
 }
 
@@ -301,7 +361,7 @@ Status PageTree::SetValueAt(uint64_t rank, std::string_view value) {
   RAMPART_ASSIGN_OR_RETURN(Path path, PathToRank(rank));
   const Step& leaf = path.back();
   if (leaf.index >= leaf.node->entries.size()) return InvalidArgument("ERR rampart: ", "rank ", rank, " of ", size());
-  leaf.node->entries[leaf.index].value = store_->Keep(value);
+  leaf.node->entries[leaf.index].value = leaf.node->Own(value);
   return Rebalance(path);
 }
 
@@ -426,6 +486,10 @@ void PageTree::DropPage(uint64_t page) {
 }
 
 Status PageTree::Rebalance(Path& path) {
+  // What the change left unviewed (an overwritten value, an erased entry)
+  // goes once it is most of a node's bytes; nothing outside the tree views
+  // them now.
+  for (Step& step : path) step.node->CompactIfWasteful();
   // The leaf changed; an ancestor only when a count below it did (a new
   // value of an existing entry rewrites the leaf alone).
   path.back().node->dirty = true;
@@ -449,7 +513,8 @@ namespace {
 
 struct Piece {
   std::unique_ptr<TreeNode> node;
-  std::string_view separator;  // views a key of the node, which the store keeps
+  // Views the cut node's bytes: the parent Owns it.
+  std::string_view separator;
 };
 
 // Leaves `node` its first items up to three quarters of kMaxNodeBytes (at
@@ -487,6 +552,7 @@ std::vector<Piece> CutIntoPieces(TreeNode& node) {
       p.node->children.assign(std::make_move_iterator(node.children.begin() + from),
                               std::make_move_iterator(node.children.begin() + to));
     }
+    p.node->OwnAll();  // its items viewed the cut node's bytes
   }
   if (!starts.empty()) {
     if (node.leaf()) {
@@ -514,7 +580,7 @@ Status PageTree::SplitIfLarge(Path& path, size_t depth) {
   std::vector<TreeChild> added;
   for (Piece& p : pieces) {
     const uint64_t page = store_->NewPage();
-    added.push_back(TreeChild{page, p.node->Count(), p.separator});
+    added.push_back(TreeChild{page, p.node->Count(), parent.Own(p.separator)});
     pages_.emplace(page, std::move(p.node));
   }
   parent.children.insert(parent.children.begin() + static_cast<ptrdiff_t>(index) + 1,
@@ -533,7 +599,7 @@ void PageTree::SplitRoot() {
   pages_.emplace(first_page, std::move(first));
   for (Piece& p : pieces) {
     const uint64_t page = store_->NewPage();
-    root_.children.push_back(TreeChild{page, p.node->Count(), p.separator});
+    root_.children.push_back(TreeChild{page, p.node->Count(), root_.Own(p.separator)});
     pages_.emplace(page, std::move(p.node));
   }
 }
@@ -566,6 +632,7 @@ Status PageTree::MergeIfSmall(Path& path, size_t depth) {
     r->children.front().separator = parent.children[left + 1].separator;
     std::move(r->children.begin(), r->children.end(), std::back_inserter(l->children));
   }
+  l->OwnAll();  // r's items viewed r's bytes (a separator the parent's), which go now
   l->dirty = parent.dirty = true;
   parent.children[left].count += parent.children[left + 1].count;
   DropPage(parent.children[left + 1].page);

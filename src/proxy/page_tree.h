@@ -5,10 +5,11 @@
 // header (collection.h); the other nodes are pages loaded through a
 // PageStore on demand.
 //
-//   PageTree tree(&store, std::move(root));        // root decoded from the header
+//   RAMPART_ASSIGN_OR_RETURN(TreeNode root, DecodeNode(&header_rest));
+//   PageTree tree(&store, std::move(root));
 //   RAMPART_ASSIGN_OR_RETURN(bool added, tree.Put("member", score_bytes));
 //   RAMPART_RETURN_IF_ERROR(tree.Flush());         // dirty pages to the store
-//   header += EncodeNode(tree.root());
+//   EncodeNode(tree.root(), &new_header);
 //
 // Two ways to address entries, both over the same tree:
 //   - by key (sets, hashes, sorted sets): entries in increasing byte order of
@@ -30,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -54,10 +56,11 @@ struct TreeEntry {
 };
 
 // An entry of a leaf as a tree holds it (and ForEach shows it): views of
-// bytes the tree's store keeps (PageStore::Keep) — a decoded page's copy, or
-// a key or value written since — for as long as the store's owner lives.
-// Decoding a page therefore copies it once instead of building a string per
-// key and value.
+// the bytes its node owns (TreeNode::Own) — the node's copy of the page it
+// was decoded from, or a key or value written into it since — valid while
+// the node lives, moves of the node included, and until the node's next
+// change (which may compact its bytes). Decoding a page therefore copies it
+// once instead of building a string per key and value.
 struct TreeEntryRef {
   std::string_view key;
   std::string_view value;
@@ -68,10 +71,17 @@ struct TreeChild {
   uint64_t count = 0;   // entries below the child
   // Every key below this child is >= separator, every key below the child
   // before it is < separator. The first child's separator is empty (unused).
-  // Views bytes the store keeps, as TreeEntryRef's.
+  // Views bytes its node owns, as TreeEntryRef's.
   std::string_view separator;
 };
 
+// The bytes a node's entries and separators view (TreeNode::Own).
+struct NodeBytes {
+  std::deque<std::string> parts;  // a deque: its strings never move
+  size_t size = 0;                // bytes in parts
+};
+
+// Move-only: a copy would view the bytes of the node it was copied from.
 struct TreeNode {
   // 0: a leaf (entries); h > 0: an interior node whose children have height
   // h - 1 (every leaf of a tree is at the same depth).
@@ -79,6 +89,26 @@ struct TreeNode {
   std::vector<TreeEntryRef> entries;  // leaf
   std::vector<TreeChild> children;   // interior
   bool dirty = false;                // changed since loaded
+  // What entries and separators view; moves with the node.
+  std::unique_ptr<NodeBytes> bytes;
+
+  TreeNode() = default;
+  TreeNode(TreeNode&&) noexcept = default;
+  TreeNode& operator=(TreeNode&&) noexcept = default;
+  TreeNode(const TreeNode&) = delete;
+  TreeNode& operator=(const TreeNode&) = delete;
+
+  // A copy of `s` in the node's bytes, for an entry or separator of this
+  // node (`s` may view the node's own bytes).
+  std::string_view Own(std::string_view s);
+  // Copies every byte the node's items view into fresh bytes of its own:
+  // after items moved in from another node (a split, a merge).
+  void OwnAll();
+  // OwnAll when the node's bytes have grown past twice what its items view
+  // (values overwritten, entries erased, separators dropped) and past a few
+  // pages: a node's memory stays within a few times its size however often
+  // it changes. Invalidates views of the node's bytes held elsewhere.
+  void CompactIfWasteful();
 
   bool leaf() const { return height == 0; }
   uint64_t Count() const;
@@ -93,8 +123,8 @@ struct TreeNode {
 void EncodeNode(const TreeNode& node, std::string* out);
 // Decodes one node from the front of `in` and advances it past the node.
 // Corruption when truncated or malformed (counts that do not add up, ...).
-// The node's keys, values and separators view `*in`'s bytes: REQUIRES they
-// stay unchanged while the node is used (PageStore::Keep).
+// The node owns a copy of its encoding, which its keys, values and
+// separators view.
 Result<TreeNode> DecodeNode(std::string_view* in);
 // Advances `in` past one encoded node without building it (no allocation):
 // for callers that only need what follows the node, or its height (the
@@ -112,9 +142,6 @@ class PageStore {
   virtual void Drop(uint64_t page) = 0;
   // A page id never used before in this collection.
   virtual uint64_t NewPage() = 0;
-  // A copy of `bytes` that stays unchanged as long as the trees' nodes may
-  // be used (for a Collection: its DataView's life), for nodes to view.
-  virtual std::string_view Keep(std::string_view bytes) = 0;
   // A decoded copy of the page kept by an earlier tree (KeepDecoded) whose
   // stored bytes have not changed since, or nullptr (the tree then decodes
   // Load's bytes). The tree owns what it takes.
@@ -136,8 +163,7 @@ class PageTree {
   // REQUIRES: `store` outlives the tree.
   PageTree(PageStore* store, TreeNode root);
   // A tree of `entries`, in their order (keyed trees: increasing keys), on
-  // new pages filled to three quarters (their bytes copied into the store's
-  // kept bytes). REQUIRES: `store` outlives the tree.
+  // new pages filled to three quarters. REQUIRES: `store` outlives the tree.
   static PageTree Build(PageStore* store, std::vector<TreeEntry> entries);
   PageTree(PageTree&&) noexcept;
   PageTree& operator=(PageTree&&) noexcept;
@@ -186,7 +212,7 @@ class PageTree {
   // Calls fn(rank, entry) for the entries from `rank` on (reverse: from
   // `rank` down to 0) until fn returns false or the entries end. Pages are
   // loaded as reached: Prefetch the range first when it is known.
-  // The entry's views last as long as the store's kept bytes.
+  // The entry's views last until the tree changes.
   using Visitor = std::function<bool(uint64_t rank, const TreeEntryRef& entry)>;
   Status ForEach(uint64_t rank, bool reverse, const Visitor& fn);
 
