@@ -86,32 +86,41 @@ std::string_view Separator(std::string_view left, std::string_view right) {
 
 namespace {
 
-// Moves every view of `node`'s items into `to` (a copy each).
-void CopyViewsInto(TreeNode& node, NodeBytes& to) {
-  auto copy = [&](std::string_view& v) {
-    if (v.empty()) return;
-    v = to.parts.emplace_back(v);
-    to.size += v.size();
-  };
+// Calls fn(view) for every view of `node`'s items.
+template <typename Fn>
+void ForEachView(TreeNode& node, Fn fn) {
   for (TreeEntryRef& e : node.entries) {
-    copy(e.key);
-    copy(e.value);
+    fn(e.key);
+    fn(e.value);
   }
-  for (TreeChild& c : node.children) copy(c.separator);
+  for (TreeChild& c : node.children) fn(c.separator);
 }
+
+// What a part costs beyond its bytes (its std::string), counted in
+// NodeBytes::size so that many tiny writes count as what they hold.
+constexpr size_t kPartOverhead = sizeof(std::string);
 
 }  // namespace
 
 std::string_view TreeNode::Own(std::string_view s) {
   if (s.empty()) return {};
   if (bytes == nullptr) bytes = std::make_unique<NodeBytes>();
-  bytes->size += s.size();
+  bytes->size += s.size() + kPartOverhead;
   return bytes->parts.emplace_back(s);
 }
 
 void TreeNode::OwnAll() {
+  size_t total = 0;
+  ForEachView(*this, [&](std::string_view v) { total += v.size(); });
   auto fresh = std::make_unique<NodeBytes>();
-  CopyViewsInto(*this, *fresh);
+  std::string& all = fresh->parts.emplace_back();
+  all.reserve(total);  // the appends below never move it
+  ForEachView(*this, [&](std::string_view& v) {
+    const size_t at = all.size();
+    all.append(v);
+    v = std::string_view(all).substr(at, v.size());
+  });
+  fresh->size = total + kPartOverhead;
   bytes = std::move(fresh);
 }
 
@@ -130,9 +139,9 @@ uint64_t TreeNode::Count() const {
 size_t TreeNode::EncodedBytes() const { return EncodedBytesUpTo(SIZE_MAX); }
 
 size_t TreeNode::EncodedBytesUpTo(size_t limit) const {
-  size_t bytes = VarintBytes(height) + VarintBytes(ItemCount(*this));
-  for (size_t i = 0; i < ItemCount(*this) && bytes <= limit; ++i) bytes += ItemBytes(*this, i);
-  return bytes;
+  size_t total = VarintBytes(height) + VarintBytes(ItemCount(*this));
+  for (size_t i = 0; i < ItemCount(*this) && total <= limit; ++i) total += ItemBytes(*this, i);
+  return total;
 }
 
 void EncodeNode(const TreeNode& node, std::string* out) {
@@ -189,15 +198,10 @@ Result<TreeNode> DecodeNode(std::string_view* in) {
   // The node's own copy of its encoding, its views moved onto it.
   node.bytes = std::make_unique<NodeBytes>();
   const std::string& copy = node.bytes->parts.emplace_back(start.substr(0, start.size() - in->size()));
-  node.bytes->size = copy.size();
-  auto rebase = [&](std::string_view& v) {
-    if (!v.empty()) v = std::string_view(copy).substr(static_cast<size_t>(v.data() - start.data()), v.size());
-  };
-  for (TreeEntryRef& e : node.entries) {
-    rebase(e.key);
-    rebase(e.value);
-  }
-  for (TreeChild& c : node.children) rebase(c.separator);
+  node.bytes->size = copy.size() + kPartOverhead;
+  ForEachView(node, [&](std::string_view& v) {
+    v = v.empty() ? std::string_view() : std::string_view(copy).substr(static_cast<size_t>(v.data() - start.data()), v.size());
+  });
   return node;
 }
 
@@ -583,6 +587,7 @@ Status PageTree::SplitIfLarge(Path& path, size_t depth) {
     added.push_back(TreeChild{page, p.node->Count(), parent.Own(p.separator)});
     pages_.emplace(page, std::move(p.node));
   }
+  node.OwnAll();  // drops what moved out (the separators viewed it until the parent owned them)
   parent.children.insert(parent.children.begin() + static_cast<ptrdiff_t>(index) + 1,
                          std::make_move_iterator(added.begin()), std::make_move_iterator(added.end()));
   return Status::Ok();
@@ -596,12 +601,14 @@ void PageTree::SplitRoot() {
   root_.dirty = true;
   const uint64_t first_page = store_->NewPage();
   root_.children.push_back(TreeChild{first_page, first->Count(), ""});
+  TreeNode& cut = *first;
   pages_.emplace(first_page, std::move(first));
   for (Piece& p : pieces) {
     const uint64_t page = store_->NewPage();
     root_.children.push_back(TreeChild{page, p.node->Count(), root_.Own(p.separator)});
     pages_.emplace(page, std::move(p.node));
   }
+  cut.OwnAll();  // drops what moved out (a Build's root held the whole collection)
 }
 
 Status PageTree::MergeIfSmall(Path& path, size_t depth) {
@@ -696,6 +703,15 @@ Status PageTree::ForEach(uint64_t rank, bool reverse, const Visitor& fn) {
     RAMPART_ASSIGN_OR_RETURN(bool more, Advance(path, !reverse));
     if (!more) return Status::Ok();
   }
+}
+
+PageTree::Held PageTree::held() const {
+  Held h{1, root_.bytes == nullptr ? 0 : root_.bytes->size};
+  for (const auto& [page, node] : pages_) {
+    ++h.nodes;
+    if (node->bytes != nullptr) h.bytes += node->bytes->size;
+  }
+  return h;
 }
 
 bool PageTree::dirty() const {

@@ -58,9 +58,10 @@ struct TreeEntry {
 // An entry of a leaf as a tree holds it (and ForEach shows it): views of
 // the bytes its node owns (TreeNode::Own) — the node's copy of the page it
 // was decoded from, or a key or value written into it since — valid while
-// the node lives, moves of the node included, and until the node's next
-// change (which may compact its bytes). Decoding a page therefore copies it
-// once instead of building a string per key and value.
+// the node lives, moves of the node included, and until the tree changes
+// (a change compacts the nodes on its path, a merge or split recopies).
+// Decoding a page therefore copies it once instead of building a string
+// per key and value.
 struct TreeEntryRef {
   std::string_view key;
   std::string_view value;
@@ -78,7 +79,7 @@ struct TreeChild {
 // The bytes a node's entries and separators view (TreeNode::Own).
 struct NodeBytes {
   std::deque<std::string> parts;  // a deque: its strings never move
-  size_t size = 0;                // bytes in parts
+  size_t size = 0;                // bytes in parts, and each part's own cost
 };
 
 // Move-only: a copy would view the bytes of the node it was copied from.
@@ -105,9 +106,10 @@ struct TreeNode {
   // after items moved in from another node (a split, a merge).
   void OwnAll();
   // OwnAll when the node's bytes have grown past twice what its items view
-  // (values overwritten, entries erased, separators dropped) and past a few
-  // pages: a node's memory stays within a few times its size however often
-  // it changes. Invalidates views of the node's bytes held elsewhere.
+  // (values overwritten, entries erased, separators dropped) and past 8 KiB:
+  // a node's memory stays within that bound (and what one change adds)
+  // however often it changes. Invalidates views of the node's bytes held
+  // elsewhere.
   void CompactIfWasteful();
 
   bool leaf() const { return height == 0; }
@@ -224,6 +226,14 @@ class PageTree {
   // Moves the root out, leaving the tree empty (for a cache, when the tree
   // is done with).
   TreeNode ReleaseRoot() { return std::move(root_); }
+
+  // The nodes loaded (the root included) and the bytes they own
+  // (NodeBytes::size): for checks of TreeNode's bound.
+  struct Held {
+    size_t nodes = 0;
+    size_t bytes = 0;
+  };
+  Held held() const;
 
  private:
   struct Step {
