@@ -296,12 +296,10 @@ std::vector<std::string_view> ObjectKeys(Args args) {
 void Object(Args args, DataView& data, resp::Writer& out) {
   const std::string_view sub = args[1];
   if (EqualsNoCase(sub, "help") && args.size() == 2) {
-    out.Array(5);
-    out.Simple("OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
-    out.Simple("ENCODING <key>");
-    out.Simple("FREQ <key>");
-    out.Simple("IDLETIME <key>");
-    return out.Simple("REFCOUNT <key>");
+    static constexpr std::string_view kHelp[] = {
+        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "ENCODING <key>", "FREQ <key>",
+        "IDLETIME <key>", "REFCOUNT <key>"};
+    return out.SimpleLines(kHelp);
   }
   const bool known = EqualsNoCase(sub, "encoding") || EqualsNoCase(sub, "refcount") ||
                      EqualsNoCase(sub, "idletime") || EqualsNoCase(sub, "freq");
@@ -335,9 +333,9 @@ std::vector<std::string_view> MemoryKeys(Args args) {
 void Memory(Args args, DataView& data, resp::Writer& out) {
   const std::string_view sub = args[1];
   if (EqualsNoCase(sub, "help") && args.size() == 2) {
-    out.Array(2);
-    out.Simple("MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
-    return out.Simple("USAGE <key> [SAMPLES <count>]");
+    static constexpr std::string_view kHelp[] = {"MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                                                  "USAGE <key> [SAMPLES <count>]"};
+    return out.SimpleLines(kHelp);
   }
   if (!EqualsNoCase(sub, "usage") || args.size() < 3) {
     return out.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", sub,

@@ -82,10 +82,6 @@ std::string_view Separator(std::string_view left, std::string_view right) {
   return right;
 }
 
-}  // namespace
-
-namespace {
-
 // Calls fn(view) for every view of `node`'s items.
 template <typename Fn>
 void ForEachView(TreeNode& node, Fn fn) {
@@ -99,6 +95,13 @@ void ForEachView(TreeNode& node, Fn fn) {
 // What a part costs beyond its bytes (its std::string), counted in
 // NodeBytes::size so that many tiny writes count as what they hold.
 constexpr size_t kPartOverhead = sizeof(std::string);
+
+// Inserts (key, value), copied into the leaf's bytes, as its entry `at`.
+void InsertOwned(TreeNode& leaf, size_t at, std::string_view key, std::string_view value) {
+  const std::string_view k = leaf.Own(key);
+  const std::string_view v = leaf.Own(value);
+  leaf.entries.insert(leaf.entries.begin() + static_cast<ptrdiff_t>(at), TreeEntryRef{k, v});
+}
 
 }  // namespace
 
@@ -233,11 +236,11 @@ PageTree::~PageTree() {
 
 PageTree PageTree::Build(PageStore* store, std::vector<TreeEntry> entries) {
   PageTree tree(store, TreeNode{});
-  tree.root_.dirty = true;
   TreeNode& root = tree.root_;
+  root.dirty = true;
   root.entries.reserve(entries.size());
   for (const TreeEntry& e : entries) root.entries.push_back({root.Own(e.key), root.Own(e.value)});
-  while (tree.root_.EncodedBytesUpTo(kMaxNodeBytes) > kMaxNodeBytes && ItemCount(tree.root_) >= 2) {
+  while (root.EncodedBytesUpTo(kMaxNodeBytes) > kMaxNodeBytes && ItemCount(root) >= 2) {
     tree.SplitRoot();
   }
   return tree;
@@ -319,9 +322,7 @@ Result<bool> PageTree::Put(std::string_view key, std::string_view value) {
   auto& entries = leaf.node->entries;
   const bool fresh = leaf.index == entries.size() || entries[leaf.index].key != key;
   if (fresh) {
-    const std::string_view k = leaf.node->Own(key);
-    const std::string_view v = leaf.node->Own(value);
-    entries.insert(entries.begin() + static_cast<ptrdiff_t>(leaf.index), TreeEntryRef{k, v});
+    InsertOwned(*leaf.node, leaf.index, key, value);
   } else {
     entries[leaf.index].value = leaf.node->Own(value);
   }
@@ -354,10 +355,7 @@ Result<TreeEntry> PageTree::At(uint64_t rank) {
 
 Status PageTree::InsertAt(uint64_t rank, std::string_view key, std::string_view value) {
   RAMPART_ASSIGN_OR_RETURN(Path path, PathToRank(rank));
-  TreeNode& leaf = *path.back().node;
-  const std::string_view k = leaf.Own(key);
-  const std::string_view v = leaf.Own(value);
-  leaf.entries.insert(leaf.entries.begin() + static_cast<ptrdiff_t>(path.back().index), TreeEntryRef{k, v});
+  InsertOwned(*path.back().node, path.back().index, key, value);
   return Rebalance(path);
 }
 

@@ -327,6 +327,11 @@ void Writer::Line(char type, std::string_view s) {
 
 void Writer::Simple(std::string_view s) { Line('+', s); }
 
+void Writer::SimpleLines(std::span<const std::string_view> lines) {
+  Array(lines.size());
+  for (std::string_view line : lines) Simple(line);
+}
+
 void Writer::Error(std::string_view message) { Line('-', message); }
 
 void Writer::Integer(int64_t v) {

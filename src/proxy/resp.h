@@ -45,6 +45,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -110,6 +111,8 @@ class Writer {
   int protocol() const { return protocol_; }
 
   void Simple(std::string_view s);       // "+OK\r\n"; CR/LF in s become spaces
+  // An array of simple strings, one per line: a HELP subcommand's reply.
+  void SimpleLines(std::span<const std::string_view> lines);
   // "-ERR ...\r\n": `message` has its prefix (ERR, WRONGTYPE, NOAUTH ...);
   // CR/LF in it become spaces.
   void Error(std::string_view message);

@@ -262,8 +262,7 @@ void Worker::ScriptCommand(const Command& c, resp::Writer& out) {
         "HELP",
         "    Prints this help.",
     };
-    out.Array(std::size(kHelp));
-    for (std::string_view line : kHelp) out.Simple(line);
+    out.SimpleLines(kHelp);
   } else if (sub == "debug") {
     out.Error("ERR rampart: SCRIPT DEBUG (the Lua debugger) is not supported");
   } else {

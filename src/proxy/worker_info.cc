@@ -238,8 +238,10 @@ void Worker::CountAnswered(const Job& j, uint64_t nsec) {
     if (spec != kExec) SlowlogIfSlow(*j.session, j.commands.empty() ? j.answered_args : j.commands[0].args, nsec);
   }
   for (const ScriptRunner::Call& call : j.script_calls) {  // as Redis counts a script's redis.call
-    if (SharedState::CommandStats* c = StatsOf(call.spec)) Add(call.rejected ? c->rejected : c->calls);
-    if (SharedState::CommandStats* c = StatsOf(call.spec); c != nullptr && call.failed) Add(c->failed);
+    if (SharedState::CommandStats* c = StatsOf(call.spec)) {
+      Add(call.rejected ? c->rejected : c->calls);
+      if (call.failed) Add(c->failed);
+    }
   }
   if (!j.multi || error) return;  // a block that failed whole ran none of its commands
   for (size_t i = 0; i < j.commands_run && i < j.commands.size(); ++i) {

@@ -85,11 +85,11 @@ struct Worker::Job {
   const CommandSpec* answered = nullptr;
   Counted counted = Counted::kNone;
   std::vector<std::string> answered_args;  // moved from the command (SLOWLOG)
-  // Of a block's commands, as its last run answered them: how many ran, and
-  // (command, offset in `reply`) of each whose reply is an error.
   // A blocking command run again after it parked: its call was counted
   // when it first parked.
   bool woken = false;
+  // Of a block's commands, as its last run answered them: how many ran, and
+  // (command, offset in `reply`) of each whose reply is an error.
   size_t commands_run = 0;
   std::vector<std::pair<size_t, size_t>> failed_at;
   std::vector<ScriptRunner::Call> script_calls;  // its scripts' commands (ScriptRunner::calls)

@@ -88,9 +88,7 @@ void Worker::SlowlogCommand(const Command& c, resp::Writer& out) {
         "HELP",
         "    Prints this help.",
     };
-    out.Array(std::size(kHelp));
-    for (std::string_view line : kHelp) out.Simple(line);
-    return;
+    return out.SimpleLines(kHelp);
   }
   // Redis's texts: an unknown subcommand, a known one's arity, GET's.
   if (sub != "get" && sub != "len" && sub != "reset" && sub != "help") {

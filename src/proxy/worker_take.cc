@@ -390,9 +390,7 @@ Worker::WriteTaken Worker::TakeLocks(Session& s, Job& j, bool notifying, std::ve
   if (j.needs_read) {
     for (uint32_t slot : j.locks) turn_owners_[slot] = jobs.size();
   }
-  if (!j.multi && s.park_started && IsBlocking(*j.commands[0].spec)) {
-    woken_slots_.insert(j.locks.begin(), j.locks.end());
-  }
+  if (j.woken) woken_slots_.insert(j.locks.begin(), j.locks.end());
   state.wrote = true;
   state.rmw = state.rmw || j.needs_read;
   return WriteTaken::kOwn;

@@ -221,10 +221,8 @@ DataView Worker::NewView(uint64_t now, uint64_t seed) const {
 
 // Runs the commands of `job` (one of a group) on `view`, into job.reply.
 void Worker::ApplyTo(Job& job, DataView& view) {
-  job.reply.clear();
+  ForgetRun(job);  // a run before this one (a prediction, an earlier read round)
   job.undeclared.clear();
-  job.failed_at.clear();
-  job.script_calls.clear();
   resp::Writer out(&job.reply);
   out.SetProtocol(job.session->protocol);
   if (job.multi) out.Array(job.commands.size());
