@@ -695,6 +695,34 @@ def test_blpop_behind_a_pipelined_command_keeps_its_place(redis_target, r, key):
             second.close()
 
 
+def test_blocked_clients_are_served_in_order_by_pushes_one_at_a_time(redis_target, r, key):
+    """Eight clients block on one key in turn (spread over both workers);
+    then one client pushes eight elements, one RPUSH at a time, each sent
+    after the reply to the one before. Each push serves the oldest waiter
+    left, so waiter i gets element i. Before the fix a waiter woken by one
+    push could run after the next (its turn on the other worker came late)
+    and take its element ahead of an older waiter woken by that push: 12 of
+    30 rounds were out of order."""
+    waiters_per_round, rounds = 8, 6
+    for n in range(rounds):
+        k = key(f"r{n}")
+        before = blocked_clients(r)
+        waiters = []
+        try:
+            for i in range(waiters_per_round):
+                waiters.append(Raw(redis_target))
+                waiters[-1].send(encode("BLPOP", k, "10"))
+                wait_blocked_clients(r, before + i + 1)
+            for i in range(waiters_per_round):
+                assert r.rpush(k, f"v{i}") >= 1  # (rampart's waiters may not have popped yet)
+            got = [w.reply() for w in waiters]
+            assert got == [[k.encode(), f"v{i}".encode()] for i in range(waiters_per_round)], f"round {n}"
+            assert r.llen(k) == 0
+        finally:
+            for w in waiters:
+                w.close()
+
+
 def test_blmpop_passes_over_key_turned_string(redis_target, r, key):
     """Blocked on two keys, the first SET to a string and a list pushed on
     the second: served from the second, no WRONGTYPE."""

@@ -283,7 +283,9 @@ class Worker {
     bool notifying = false;  // a write whose keyspace events are published
   };
   JobShape ShapeJob(const Session& s, Job& j);
-  enum class WriteTaken { kOwn, kJoined, kWait };
+  // kBehind: a woken blocking command with an older waiter on its keys that
+  // is still to see a write (TakeLocks); it parks again (ParkBehind).
+  enum class WriteTaken { kOwn, kJoined, kWait, kBehind };
   WriteTaken TakeLocks(Session& s, Job& j, bool notifying, std::vector<Job>& jobs, struct TurnState& state);
   // The error reply for a command that cannot run (NOAUTH, unknown, arity,
   // keys), or "".
@@ -404,12 +406,21 @@ class Worker {
   // session's turn has come.
   void QueueWaiter(Session& s);
   void DequeueWaiter(Session& s);
-  // A write reached the parked session: one of its slots was written since
-  // it parked, and no older waiter of those slots is still to see that write.
   // CLIENT REPLY: marks `c` (the session's front command) silent once, the
   // first time a turn looks at it, and uses up a SKIP (worker_take.cc).
   void DecideSilence(Session& s, Command& c);
+  // A write reached the parked session: one of its slots was written since
+  // it parked, and no older waiter of those slots is still to see that write.
   bool WriteReached(const Session& s);
+  // The second test of WriteReached alone, for a woken session about to run:
+  // a write (on another worker) may have come since it woke, which an older
+  // waiter is to see first. REQUIRES: the job's locks held (no epoch of its
+  // slots moves meanwhile).
+  bool StillFirstInLine(const Session& s);
+  // A woken session that is not first in line after all parks again without
+  // running, its epochs and place in line those of its last run: the older
+  // waiter's run (or leaving) wakes it again.
+  void ParkBehind(Session& s);
   // With several proxies: the parked session runs again to see another
   // proxy's writes — kRemoteWritePollMs after it parked when it is the
   // oldest waiter on one of its slots, else kRemoteWritePollBehindMs after

@@ -144,6 +144,21 @@ bool Worker::WriteReached(const Session& s) {
   return FirstInLineLocked(s.park_seq, s.park_slots);
 }
 
+bool Worker::StillFirstInLine(const Session& s) {
+  std::lock_guard lock(shared_.waiters_mutex);
+  return FirstInLineLocked(s.park_seq, s.park_slots);
+}
+
+void Worker::ParkBehind(Session& s) {
+  s.parked = true;
+  // With several proxies a poll may have woken it: the next is a full
+  // interval away, or it would be woken again at once while still behind.
+  s.park_poll_ms = NowMs() + kRemoteWritePollMs;
+  s.park_poll_behind = false;
+  ++parked_here_;
+  ++shared_.parked;
+}
+
 bool Worker::FirstInLineLocked(uint64_t seq, const std::vector<uint32_t>& slots) const {
   for (uint32_t slot : slots) {
     auto it = shared_.waiters.find(slot);

@@ -355,7 +355,8 @@ Worker::JobShape Worker::ShapeJob(const Session& s, Job& j) {
 
 // A write job's locks: kOwn when it holds them (the job is taken on its own),
 // kJoined when it joined the job of this turn that holds them (moved into
-// its followers), kWait when it must wait for a later turn.
+// its followers), kWait when it must wait for a later turn, kBehind when it
+// is a woken blocking command that must wait for an older waiter.
 Worker::WriteTaken Worker::TakeLocks(Session& s, Job& j, bool notifying, std::vector<Job>& jobs, TurnState& state) {
   // A session's pipelined INCRs of one turn: each after the one before it.
   const bool chained = state.rmw && state.only_chainable_rmws && j.needs_read && j.Chainable();
@@ -386,6 +387,15 @@ Worker::WriteTaken Worker::TakeLocks(Session& s, Job& j, bool notifying, std::ve
     j.taken = next_taken_++;
     leader->followers.push_back(std::move(j));
     return WriteTaken::kJoined;
+  }
+  // Woken by one write, a blocking command may run after the next (another
+  // worker's): then an older waiter that has not run since goes first, as
+  // Redis serves the oldest blocked client within each write.
+  if (j.woken && !StillFirstInLine(s)) {
+    shared_.locks.Unlock(j.locks, j.lock_mode);
+    WakeLockWaiters();  // a worker that found them held this moment
+    j.locks.clear();
+    return WriteTaken::kBehind;
   }
   if (j.needs_read) {
     for (uint32_t slot : j.locks) turn_owners_[slot] = jobs.size();
@@ -436,7 +446,9 @@ bool Worker::TakeDataJob(Session& s, std::vector<Command> block, bool multi, std
       return true;
     }
   } else if (const WriteTaken taken = TakeLocks(s, j, shape.notifying, jobs, state); taken != WriteTaken::kOwn) {
-    return taken == WriteTaken::kJoined || put_back();
+    if (taken == WriteTaken::kJoined) return true;
+    if (taken == WriteTaken::kBehind) ParkBehind(s);
+    return put_back();
   }
   if (multi) {
     s.in_multi = false;
