@@ -98,7 +98,45 @@ def test_commandstats_and_errorstats_count_as_redis(redis_and_rampart):
     proxy.config_resetstat()
     commands, errors, total = counts(proxy)
     assert errors == {} and total == 0
-    assert set(commands) <= {"config", "info"}, commands
+    assert set(commands) <= {"config|resetstat", "info"}, commands
+
+
+# Subcommands of the containers the proxy serves: calls, a known
+# subcommand's arity error (rejected, on the subcommand's own line), the
+# container's arity error (rejected, on the container's), an unknown
+# subcommand (an error, counted on no line), a refused call.
+SUBCOMMANDS = [
+    ("CONFIG", "GET", "maxmemory"), ("CONFIG", "GET"), ("CONFIG",), ("CONFIG", "NOSUCH"), ("CLIENT", "ID"),
+    ("CLIENT", "GETNAME"), ("CLIENT", "SETNAME"), ("CLIENT", "NOSUCH", "x"), ("OBJECT", "ENCODING", "sc:s"),
+    ("OBJECT", "ENCODING"), ("OBJECT", "NOSUCH", "sc:s"), ("OBJECT",), ("SLOWLOG", "LEN"), ("SLOWLOG", "GET", "x"),
+    ("SLOWLOG", "GET", "1", "2"), ("MEMORY", "USAGE"), ("MEMORY", "NOSUCH"), ("SCRIPT", "EXISTS"),
+    ("SCRIPT", "EXISTS", "0" * 40), ("COMMAND", "COUNT"), ("COMMAND", "NOSUCH"), ("COMMAND",), ("PUBSUB", "NUMPAT"),
+    ("PUBSUB", "NUMSUB", "ch"), ("PUBSUB", "NOSUCH"), ("FUNCTION", "NOSUCH"), ("FUNCTION", "DELETE"),
+]
+
+
+def test_subcommands_are_checked_and_counted_as_redis(redis_and_rampart):
+    """Redis 7.0 checks a subcommand's arity before it runs ("ERR wrong number
+    of arguments for 'config|get' command") and INFO commandstats counts it
+    on its own line (cmdstat_config|get); an unknown subcommand answers
+    "ERR unknown subcommand 'x'. Try CONFIG HELP." and counts nowhere. Before
+    this, rampart counted every subcommand on the container's line, an
+    unknown one too, with Redis 6's error texts."""
+    for c in redis_and_rampart:
+        c.set("sc:s", "v")
+        c.set_response_callback("COMMAND", lambda reply, **_: reply)  # COMMAND COUNT's integer too
+        c.config_resetstat()
+    for args in SUBCOMMANDS:
+        want, have = replies_of(redis_and_rampart, *args)
+        if isinstance(want, tuple) or isinstance(have, tuple):  # errors alike (values differ: ids, tables)
+            assert have == want, args
+    got = [counts(c) for c in redis_and_rampart]
+    containers = {args[0].lower() for args in SUBCOMMANDS}
+    want = {n: v for n, v in got[0][0].items() if n.split("|")[0] in containers}
+    have = {n: v for n, v in got[1][0].items() if n.split("|")[0] in containers}
+    assert have == want
+    assert want["config|get"] == (1, 1, 0) and want["config"] == (0, 1, 0) and "client|nosuch" not in want
+    assert got[1][1] == got[0][1] and got[1][2] == got[0][2]  # errors by code, total_error_replies
 
 
 def blpop_in_thread(client, key, timeout):

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <chrono>
 #include <limits>
+#include <vector>
 
 #include "common/status.h"
 #include "proxy/commands_internal.h"
@@ -241,6 +242,93 @@ const CommandSpec* FindCommand(std::string_view name) {
 
 std::span<const CommandSpec> AllCommands() { return kCommands; }
 
+namespace {
+
+// Redis 7.0.15's COMMAND INFO for the containers the proxy serves (also the
+// subcommands it refuses, so that their arity errors and counts are Redis's),
+// and CLIENT SETINFO and NO-TOUCH of Redis 7.2, which it serves.
+constexpr SubcommandSpec kSubcommands[] = {
+    {"client", "caching", 3},       {"client", "getname", 2},        {"client", "getredir", 2},
+    {"client", "help", 2},          {"client", "id", 2},             {"client", "info", 2},
+    {"client", "kill", -3},         {"client", "list", -2},          {"client", "no-evict", 3},
+    {"client", "no-touch", 3},      {"client", "pause", -3},         {"client", "reply", 3},
+    {"client", "setinfo", 4},       {"client", "setname", 3},        {"client", "tracking", -3},
+    {"client", "trackinginfo", 2},  {"client", "unblock", -3},       {"client", "unpause", 2},
+    {"command", "count", 2},        {"command", "docs", -2},         {"command", "getkeys", -4},
+    {"command", "getkeysandflags", -4}, {"command", "help", 2},      {"command", "info", -2},
+    {"command", "list", -2},        {"config", "get", -3},           {"config", "help", 2},
+    {"config", "resetstat", 2},     {"config", "rewrite", 2},        {"config", "set", -4},
+    {"function", "delete", 3},      {"function", "dump", 2},         {"function", "flush", -2},
+    {"function", "help", 2},        {"function", "kill", 2},         {"function", "list", -2},
+    {"function", "load", -3},       {"function", "restore", -3},     {"function", "stats", 2},
+    {"memory", "doctor", 2},        {"memory", "help", 2},           {"memory", "malloc-stats", 2},
+    {"memory", "purge", 2},         {"memory", "stats", 2},          {"memory", "usage", -3},
+    {"object", "encoding", 3},      {"object", "freq", 3},           {"object", "help", 2},
+    {"object", "idletime", 3},      {"object", "refcount", 3},       {"pubsub", "channels", -2},
+    {"pubsub", "help", 2},          {"pubsub", "numpat", 2},         {"pubsub", "numsub", -2},
+    {"pubsub", "shardchannels", -2}, {"pubsub", "shardnumsub", -2},  {"script", "debug", 3},
+    {"script", "exists", -3},       {"script", "flush", -2},         {"script", "help", 2},
+    {"script", "kill", 2},          {"script", "load", 3},           {"slowlog", "get", -2},
+    {"slowlog", "help", 2},         {"slowlog", "len", 2},           {"slowlog", "reset", 2},
+};
+
+bool EqualsLower(std::string_view any_case, std::string_view lower) {
+  if (any_case.size() != lower.size()) return false;
+  for (size_t i = 0; i < lower.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(any_case[i])) != lower[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::span<const SubcommandSpec> AllSubcommands() { return kSubcommands; }
+
+bool IsContainer(const CommandSpec& spec) {
+  static const std::vector<bool> containers = [] {
+    std::vector<bool> out(std::size(kCommands));
+    for (const SubcommandSpec& sub : kSubcommands) out[FindCommand(sub.container) - kCommands] = true;
+    return out;
+  }();
+  const ptrdiff_t i = &spec - kCommands;  // the sweeper's internal commands are not in the table
+  return i >= 0 && i < static_cast<ptrdiff_t>(std::size(kCommands)) && containers[i];
+}
+
+std::string SubcommandError(const CommandSpec& spec, std::string_view name) {
+  auto upper = [](std::string_view s) {
+    std::string out(s);
+    for (char& ch : out) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    return out;
+  };
+  if (const SubcommandSpec* known = FindSubcommand(spec, name)) {
+    return StrCat("ERR rampart: ", upper(known->container), " ", upper(known->name), " is not supported");
+  }
+  return StrCat("ERR unknown subcommand '", name.substr(0, 128), "'. Try ", upper(spec.name), " HELP.");
+}
+
+int CommandStatsIndex(const CommandSpec* spec, size_t argc, std::string_view second) {
+  if (spec == nullptr || spec < std::begin(kCommands) || spec >= std::end(kCommands)) return -1;
+  if (argc < 2 || !IsContainer(*spec)) return static_cast<int>(spec - kCommands);
+  const SubcommandSpec* sub = FindSubcommand(*spec, second);
+  return sub == nullptr ? -1 : static_cast<int>(std::size(kCommands) + (sub - kSubcommands));
+}
+
+size_t CommandStatsSlots() { return std::size(kCommands) + std::size(kSubcommands); }
+
+std::string CommandStatsName(size_t index) {
+  if (index < std::size(kCommands)) return std::string(kCommands[index].name);
+  const SubcommandSpec& sub = kSubcommands[index - std::size(kCommands)];
+  return StrCat(sub.container, "|", sub.name);
+}
+
+const SubcommandSpec* FindSubcommand(const CommandSpec& spec, std::string_view name) {
+  if (!IsContainer(spec)) return nullptr;
+  for (const SubcommandSpec& sub : kSubcommands) {
+    if (sub.container == spec.name && EqualsLower(name, sub.name)) return &sub;
+  }
+  return nullptr;
+}
+
 std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
@@ -266,8 +354,10 @@ std::string CheckArity(const CommandSpec& spec, Args args) {
   bool ok = spec.arity > 0 ? n == spec.arity : n >= -spec.arity;
   // MSET k v [k v ...]: pairs.
   if (ok && spec.key_step == 2 && (n - spec.first_key) % 2 != 0) ok = false;
-  if (ok) return "";
-  return StrCat("ERR wrong number of arguments for '", spec.name, "' command");
+  if (!ok) return StrCat("ERR wrong number of arguments for '", spec.name, "' command");
+  const SubcommandSpec* sub = n >= 2 ? FindSubcommand(spec, args[1]) : nullptr;
+  if (sub == nullptr || (sub->arity > 0 ? n == sub->arity : n >= -sub->arity)) return "";
+  return StrCat("ERR wrong number of arguments for '", sub->container, "|", sub->name, "' command");
 }
 
 std::vector<std::string_view> KeysOf(const CommandSpec& spec, Args args) {

@@ -47,6 +47,16 @@ struct CommandSpec {
   std::vector<std::string_view> (*keys_of)(Args args) = nullptr;
 };
 
+// A subcommand of a container command (CONFIG GET, CLIENT ID, OBJECT
+// ENCODING, …) as Redis 7.0 lists it: its arity (the container's name and
+// the subcommand's counted) is checked before the command runs (CheckArity),
+// and INFO commandstats counts it on its own line (`cmdstat_config|get`).
+struct SubcommandSpec {
+  std::string_view container;  // lower case, a CommandSpec's name
+  std::string_view name;       // lower case
+  int arity;                   // as CommandSpec::arity
+};
+
 // The Redis version the proxy speaks (INFO's redis_version, HELLO's version,
 // a script's redis.REDIS_VERSION), and that as 0x00MMmmpp.
 inline constexpr std::string_view kRedisVersion = "7.0.0";
@@ -65,8 +75,34 @@ const CommandSpec* FindCommand(std::string_view name);
 // Every command, for COMMAND / COMMAND DOCS / COMMAND COUNT.
 std::span<const CommandSpec> AllCommands();
 
-// "" when args fit the arity, else the Redis error
-// "ERR wrong number of arguments for 'get' command".
+// The subcommands of the containers the proxy serves, and the one `name`
+// (any case) names of `spec`: nullptr when `spec` is no container or Redis
+// 7.0 knows no such subcommand of it.
+std::span<const SubcommandSpec> AllSubcommands();
+const SubcommandSpec* FindSubcommand(const CommandSpec& spec, std::string_view name);
+// Whether `spec` has subcommands (CONFIG, CLIENT, …).
+bool IsContainer(const CommandSpec& spec);
+
+// The error for subcommand `name` of container `spec` that the proxy does
+// not serve: Redis 7.0's "ERR unknown subcommand 'x'. Try CONFIG HELP." when
+// Redis has no such subcommand either, else "ERR rampart: CLIENT PAUSE is
+// not supported".
+std::string SubcommandError(const CommandSpec& spec, std::string_view name);
+
+// Where INFO commandstats counts a command of `argc` arguments whose second
+// is `second` (when argc >= 2): an index into AllCommands() followed by
+// AllSubcommands() — a container's known subcommand on its own line, the
+// container when no subcommand is named (CONFIG alone, rejected for its
+// arity) — or -1: an unknown subcommand (Redis counts only its error), or
+// none of the table's commands (the sweeper's).
+int CommandStatsIndex(const CommandSpec* spec, size_t argc, std::string_view second);
+// The number of those indexes, and the name INFO gives one ("get", "config|get").
+size_t CommandStatsSlots();
+std::string CommandStatsName(size_t index);
+
+// "" when args fit the arity, a known subcommand's too, else the Redis error
+// "ERR wrong number of arguments for 'get' command" ('config|get' for a
+// subcommand).
 std::string CheckArity(const CommandSpec& spec, Args args);
 // The keys of a command (REQUIRES: arity checked). Views into args.
 std::vector<std::string_view> KeysOf(const CommandSpec& spec, Args args);

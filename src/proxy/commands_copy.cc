@@ -303,10 +303,9 @@ void Object(Args args, DataView& data, resp::Writer& out) {
   }
   const bool known = EqualsNoCase(sub, "encoding") || EqualsNoCase(sub, "refcount") ||
                      EqualsNoCase(sub, "idletime") || EqualsNoCase(sub, "freq");
-  if (!known || args.size() != 3) {
-    return out.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", sub,
-                            "'. Try OBJECT HELP."));
-  }
+  static const CommandSpec& kObject = *FindCommand("object");
+  if (!known) return out.Error(SubcommandError(kObject, sub));
+  if (std::string arity = CheckArity(kObject, args); !arity.empty()) return out.Error(arity);
   auto v = data.FindStored(args[2]);  // a long string's header tells enough
   if (ReplyIfError(v.status(), out)) return;
   if (!v->has_value()) return out.Null();
@@ -337,10 +336,9 @@ void Memory(Args args, DataView& data, resp::Writer& out) {
                                                   "USAGE <key> [SAMPLES <count>]"};
     return out.SimpleLines(kHelp);
   }
-  if (!EqualsNoCase(sub, "usage") || args.size() < 3) {
-    return out.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", sub,
-                            "'. Try MEMORY HELP."));
-  }
+  static const CommandSpec& kMemory = *FindCommand("memory");
+  if (!EqualsNoCase(sub, "usage")) return out.Error(SubcommandError(kMemory, sub));
+  if (std::string arity = CheckArity(kMemory, args); !arity.empty()) return out.Error(arity);
   if (args.size() != 3 && (args.size() != 5 || !EqualsNoCase(args[3], "samples"))) {
     return out.Error("ERR syntax error");
   }

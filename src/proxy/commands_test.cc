@@ -257,6 +257,40 @@ TEST(CommandTable, CheckArityExactAtLeastAndMsetPairs) {
   EXPECT_EQ(arity({"GET"}), "ERR wrong number of arguments for 'get' command");
 }
 
+TEST(CommandTable, SubcommandsAreCheckedCountedAndNamedAsRedis) {
+  for (const SubcommandSpec& sub : AllSubcommands()) {  // every container is a command of the table
+    const CommandSpec* container = FindCommand(sub.container);
+    ASSERT_NE(container, nullptr) << sub.container;
+    EXPECT_TRUE(IsContainer(*container));
+    EXPECT_EQ(FindSubcommand(*container, sub.name), &sub);
+  }
+  const CommandSpec& config = *FindCommand("config");
+  EXPECT_FALSE(IsContainer(*FindCommand("get")));
+  EXPECT_EQ(FindSubcommand(config, "GeT")->name, "get");
+  EXPECT_EQ(FindSubcommand(config, "nosuch"), nullptr);
+  using V = std::vector<std::string_view>;
+  EXPECT_EQ(CheckArity(config, V{"config"}), "ERR wrong number of arguments for 'config' command");
+  EXPECT_EQ(CheckArity(config, V{"config", "get"}), "ERR wrong number of arguments for 'config|get' command");
+  EXPECT_EQ(CheckArity(config, V{"config", "get", "a", "b"}), "");
+  EXPECT_EQ(CheckArity(config, V{"config", "nosuch"}), "");  // the command answers it
+  EXPECT_EQ(SubcommandError(config, "nosuch"), "ERR unknown subcommand 'nosuch'. Try CONFIG HELP.");
+  EXPECT_EQ(SubcommandError(config, "Rewrite"), "ERR rampart: CONFIG REWRITE is not supported");
+  EXPECT_EQ(SubcommandError(config, std::string(300, 'x')).size(),
+            std::string("ERR unknown subcommand ''. Try CONFIG HELP.").size() + 128);
+  // Where commandstats counts: the command, a known subcommand's own line,
+  // the container alone, nowhere for an unknown subcommand.
+  const int get = CommandStatsIndex(FindCommand("get"), 2, "k");
+  ASSERT_GE(get, 0);
+  EXPECT_EQ(CommandStatsName(static_cast<size_t>(get)), "get");
+  const int config_get = CommandStatsIndex(&config, 3, "GET");
+  ASSERT_GE(config_get, 0);
+  EXPECT_EQ(CommandStatsName(static_cast<size_t>(config_get)), "config|get");
+  EXPECT_LT(static_cast<size_t>(config_get), CommandStatsSlots());
+  EXPECT_EQ(CommandStatsName(static_cast<size_t>(CommandStatsIndex(&config, 1, {}))), "config");
+  EXPECT_EQ(CommandStatsIndex(&config, 2, "nosuch"), -1);
+  EXPECT_EQ(CommandStatsIndex(nullptr, 1, {}), -1);
+}
+
 TEST(CommandTable, KeysOfFollowsFirstLastAndStep) {
   using Keys = std::vector<std::string_view>;
   auto keys = [](std::vector<std::string_view> args) { return KeysOf(*FindCommand(args[0]), args); };

@@ -50,7 +50,7 @@ Result<std::unique_ptr<Proxy>> Proxy::Start(const ClusterConfig& config,
   shared.inboxes.resize(n);
   shared.delivery_pending = std::make_unique<std::atomic<bool>[]>(n);
   shared.read_paths = std::make_unique<SharedState::ReadPath[]>(n);
-  shared.command_stats = std::make_unique<SharedState::CommandStats[]>(n * AllCommands().size());
+  shared.command_stats = std::make_unique<SharedState::CommandStats[]>(n * CommandStatsSlots());
   if (shared.several_proxies()) {
     std::vector<ProxyAddressConfig> others;
     for (const ProxyAddressConfig& p : config.proxies) {

@@ -320,6 +320,7 @@ void ScriptRunner::Impl::PrepareCall(lua_State* L) {
   }
   c.args.assign(c.argv.begin(), c.argv.end());
   const CommandSpec* spec = FindCommand(c.argv[0]);
+  const int stats = CommandStatsIndex(spec, c.args.size(), c.args.size() >= 2 ? c.args[1] : std::string_view());
   if (spec == nullptr) {
     c.refusal = "-ERR Unknown Redis command called from script";
   } else if (!CheckArity(*spec, c.args).empty()) {
@@ -328,18 +329,18 @@ void ScriptRunner::Impl::PrepareCall(lua_State* L) {
     c.refusal = StrCat("-", why);
   }
   if (!c.refusal.empty()) {
-    if (spec != nullptr) run.calls.push_back({spec, /*rejected=*/true, /*failed=*/false});
+    if (spec != nullptr) run.calls.push_back({stats, /*rejected=*/true, /*failed=*/false});
     return;
   }
   for (std::string_view key : KeysOf(*spec, c.args)) {
     if (std::find(run.keys.begin(), run.keys.end(), key) != run.keys.end()) continue;
     if (std::string why = key_error(key); !why.empty()) {
       c.refusal = StrCat("-", why);
-      run.calls.push_back({spec, /*rejected=*/true, /*failed=*/false});
+      run.calls.push_back({stats, /*rejected=*/true, /*failed=*/false});
     } else if (!run.may_run_again) {
       c.refusal = StrCat("-ERR rampart: the script called a command on key '", key,
                          "', which is not in its KEYS (inside MULTI a script must declare its keys)");
-      run.calls.push_back({spec, /*rejected=*/true, /*failed=*/false});
+      run.calls.push_back({stats, /*rejected=*/true, /*failed=*/false});
     } else {
       run.undeclared.emplace_back(key);
       run.stopped = true;
@@ -354,7 +355,7 @@ void ScriptRunner::Impl::PrepareCall(lua_State* L) {
   } else {
     SelectReply(c.args[1], out);
   }
-  run.calls.push_back({spec, /*rejected=*/false, /*failed=*/!c.reply.empty() && c.reply[0] == '-'});
+  run.calls.push_back({stats, /*rejected=*/false, /*failed=*/!c.reply.empty() && c.reply[0] == '-'});
   if (!run.data->missing().empty()) run.stopped = true;
 }
 

@@ -91,7 +91,7 @@ class ScriptRunner {
   // ran (arity, a key, a write in a read-only script) or run, and then
   // whether it answered an error: INFO commandstats.
   struct Call {
-    const CommandSpec* spec = nullptr;
+    int stats = -1;  // where INFO commandstats counts it (CommandStatsIndex)
     bool rejected = false;
     bool failed = false;
   };

@@ -36,6 +36,9 @@ struct Command {
   // (Worker::RunAgainWithKeys), and how often it was taken again so.
   std::vector<std::string> script_keys;
   int script_reruns = 0;
+  // Where INFO commandstats counts it (CommandStatsIndex, set with spec at
+  // parsing; -1: nowhere, as for the sweeper's commands).
+  int stats = -1;
 
   // Views of args, for the Apply functions. Valid while the Command lives.
   std::vector<std::string_view> Views() const { return {args.begin(), args.end()}; }

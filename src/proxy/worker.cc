@@ -296,6 +296,7 @@ void Worker::Parse(Session& s) {
     if (parsed.args.empty()) continue;  // an empty inline line: no reply
     c.args.assign(parsed.args.begin(), parsed.args.end());
     c.spec = FindCommand(c.args[0]);
+    c.stats = CommandStatsIndex(c.spec, c.args.size(), c.args.size() >= 2 ? c.args[1] : std::string_view());
     s.queue.push_back(std::move(c));
     ++shared_.commands;
   }

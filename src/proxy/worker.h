@@ -553,7 +553,8 @@ class Worker {
   // REQUIRES: shared_.slowlog_mutex held.
   void TrimSlowlogLocked(uint64_t max_len);
   // This worker's counters of `spec`; nullptr for a command not in the table.
-  SharedState::CommandStats* StatsOf(const CommandSpec* spec);
+  // This worker's counters at a CommandStatsIndex, or nullptr for -1.
+  SharedState::CommandStats* StatsOf(int index);
   void CountTurn(const std::vector<Job>& jobs, std::chrono::steady_clock::time_point started);
   // Runs a turn's jobs and writes their replies, in the order they were taken.
   void AnswerJobs(std::vector<Job>& jobs, std::chrono::steady_clock::time_point started);

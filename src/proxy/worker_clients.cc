@@ -237,8 +237,7 @@ void Worker::ClientCommand(Session& s, const Command& c, resp::Writer& out) {
     }
     return out.Error("ERR syntax error");
   }
-  out.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", a[1],
-                   "'. Try CLIENT HELP."));
+  out.Error(SubcommandError(*c.spec, a[1]));
 }
 
 

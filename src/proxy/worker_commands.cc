@@ -214,7 +214,7 @@ void Worker::CommandCommand(const Command& c, resp::Writer& out) {
     if (a.size() < 4) return out.Error("ERR wrong number of arguments for 'command|getkeys' command");
     return CommandGetKeys(c, out);
   }
-  out.Error(StrCat("ERR unknown subcommand '", a[1], "'. Try COMMAND HELP."));
+  out.Error(SubcommandError(*c.spec, a[1]));
 }
 
 // COMMAND GETKEYS command [arg ...]: the keys the proxy locks and reads

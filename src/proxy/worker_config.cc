@@ -125,8 +125,7 @@ void Worker::ConfigCommand(const Command& c, resp::Writer& out) {
     ResetStats();
     return out.Simple("OK");
   }
-  out.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", a[1],
-                   "'. Try CONFIG HELP."));
+  out.Error(SubcommandError(*c.spec, a[1]));
 }
 
 // CONFIG SET parameter value [parameter value ...]: all or nothing, checked
@@ -213,8 +212,7 @@ void Worker::FunctionCommand(const Command& c, resp::Writer& out) {
   if (sub == "load" || sub == "restore") {
     return out.Error("ERR rampart: functions are not supported (EVAL and EVALSHA are)");
   }
-  out.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", a[1],
-                   "'. Try FUNCTION HELP."));
+  out.Error(SubcommandError(*c.spec, a[1]));
 }
 
 // SCRIPT: the cache of EVAL's scripts (SharedState::scripts). A script runs
@@ -266,7 +264,7 @@ void Worker::ScriptCommand(const Command& c, resp::Writer& out) {
   } else if (sub == "debug") {
     out.Error("ERR rampart: SCRIPT DEBUG (the Lua debugger) is not supported");
   } else {
-    out.Error(StrCat("ERR unknown subcommand '", a[1], "'. Try SCRIPT HELP."));
+    out.Error(SubcommandError(*c.spec, a[1]));
   }
 }
 

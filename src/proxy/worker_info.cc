@@ -162,11 +162,11 @@ std::string Worker::StatsSection() {
 // for every command counted since the start (or CONFIG RESETSTAT).
 std::string Worker::CommandStatsSection() const {
   std::string text = "# Commandstats\r\n";
-  const std::span<const CommandSpec> all = AllCommands();
-  for (size_t i = 0; i < all.size(); ++i) {
+  const size_t slots = CommandStatsSlots();
+  for (size_t i = 0; i < slots; ++i) {
     uint64_t calls = 0, nsec = 0, rejected = 0, failed = 0;
     for (uint32_t w = 0; w < shared_.worker_count; ++w) {
-      const SharedState::CommandStats& st = shared_.command_stats[w * all.size() + i];
+      const SharedState::CommandStats& st = shared_.command_stats[w * slots + i];
       calls += st.calls.load(std::memory_order_relaxed);
       nsec += st.nsec.load(std::memory_order_relaxed);
       rejected += st.rejected.load(std::memory_order_relaxed);
@@ -176,7 +176,7 @@ std::string Worker::CommandStatsSection() const {
     const uint64_t usec = nsec / 1000;
     char per_call[32];  // Redis divides as a float
     std::snprintf(per_call, sizeof per_call, "%.2f", calls == 0 ? 0.0 : static_cast<float>(usec) / calls);
-    text += StrCat("cmdstat_", all[i].name, ":calls=", calls, ",usec=", usec, ",usec_per_call=", per_call,
+    text += StrCat("cmdstat_", CommandStatsName(i), ":calls=", calls, ",usec=", usec, ",usec_per_call=", per_call,
                    ",rejected_calls=", rejected, ",failed_calls=", failed, "\r\n");
   }
   return text;
@@ -205,10 +205,9 @@ void Worker::CountError(std::string_view reply) {
   }
 }
 
-SharedState::CommandStats* Worker::StatsOf(const CommandSpec* spec) {
-  const std::span<const CommandSpec> all = AllCommands();
-  if (spec == nullptr || spec < all.data() || spec >= all.data() + all.size()) return nullptr;  // a sweeper's
-  return &shared_.command_stats[index_ * all.size() + static_cast<size_t>(spec - all.data())];
+SharedState::CommandStats* Worker::StatsOf(int index) {
+  if (index < 0) return nullptr;
+  return &shared_.command_stats[index_ * CommandStatsSlots() + static_cast<size_t>(index)];
 }
 
 namespace {
@@ -220,14 +219,14 @@ void Add(std::atomic<uint64_t>& counter, uint64_t n = 1) { counter.fetch_add(n, 
 void Worker::CountAnswered(const Job& j, uint64_t nsec) {
   if (j.session->internal) return;  // the sweeper's commands
   if (j.kind == Job::Kind::kParked) {  // a blocking command's call, counted when it first parks
-    if (SharedState::CommandStats* st = j.woken ? nullptr : StatsOf(j.commands[0].spec)) Add(st->calls);
+    if (SharedState::CommandStats* st = j.woken ? nullptr : StatsOf(j.commands[0].stats)) Add(st->calls);
     return;
   }
   const bool error = !j.reply.empty() && j.reply[0] == '-';
   if (error) CountError(j.reply);
-  static const CommandSpec* const kExec = FindCommand("exec");
-  const CommandSpec* spec = j.multi ? kExec : !j.commands.empty() ? j.commands[0].spec : j.answered;
-  SharedState::CommandStats* st = StatsOf(spec);
+  static const int kExec = CommandStatsIndex(FindCommand("exec"), 1, {});
+  const int index = j.multi ? kExec : !j.commands.empty() ? j.commands[0].stats : j.answered_stats;
+  SharedState::CommandStats* st = StatsOf(index);
   const bool counted = j.multi || !j.commands.empty() || j.counted == Counted::kCall;
   if (st != nullptr && j.counted == Counted::kRejected && j.commands.empty() && !j.multi) {
     Add(st->rejected);
@@ -235,33 +234,33 @@ void Worker::CountAnswered(const Job& j, uint64_t nsec) {
     if (!j.woken) Add(st->calls);
     Add(st->nsec, nsec);
     if (error) Add(st->failed);
-    if (spec != kExec) SlowlogIfSlow(*j.session, j.commands.empty() ? j.answered_args : j.commands[0].args, nsec);
+    if (index != kExec) SlowlogIfSlow(*j.session, j.commands.empty() ? j.answered_args : j.commands[0].args, nsec);
   }
   for (const ScriptRunner::Call& call : j.script_calls) {  // as Redis counts a script's redis.call
-    if (SharedState::CommandStats* c = StatsOf(call.spec)) {
+    if (SharedState::CommandStats* c = StatsOf(call.stats)) {
       Add(call.rejected ? c->rejected : c->calls);
       if (call.failed) Add(c->failed);
     }
   }
   if (!j.multi || error) return;  // a block that failed whole ran none of its commands
   for (size_t i = 0; i < j.commands_run && i < j.commands.size(); ++i) {
-    if (SharedState::CommandStats* c = StatsOf(j.commands[i].spec)) Add(c->calls);
+    if (SharedState::CommandStats* c = StatsOf(j.commands[i].stats)) Add(c->calls);
     SlowlogIfSlow(*j.session, j.commands[i].args, nsec);  // EXEC's commands, not EXEC
   }
   for (const auto& [i, at] : j.failed_at) {
     if (at >= j.reply.size() || j.reply[at] != '-' || i >= j.commands.size()) continue;
     CountError(std::string_view(j.reply).substr(at));
-    if (SharedState::CommandStats* c = StatsOf(j.commands[i].spec)) Add(c->failed);
+    if (SharedState::CommandStats* c = StatsOf(j.commands[i].stats)) Add(c->failed);
   }
 }
 
 void Worker::CountUnblocked(const Command& c, std::string_view reply) {
   if (reply.starts_with("-")) CountError(reply);
-  if (SharedState::CommandStats* st = StatsOf(c.spec)) Add(st->failed);
+  if (SharedState::CommandStats* st = StatsOf(c.stats)) Add(st->failed);
 }
 
 void Worker::ResetStats() {
-  for (size_t i = 0; i < shared_.worker_count * AllCommands().size(); ++i) {
+  for (size_t i = 0; i < shared_.worker_count * CommandStatsSlots(); ++i) {
     SharedState::CommandStats& st = shared_.command_stats[i];
     st.calls = st.nsec = st.rejected = st.failed = 0;
   }

@@ -82,7 +82,7 @@ struct Worker::Job {
   bool failed = false;
   // INFO commandstats: an answer taken without a command run (Answer()):
   // how it counts, for the command at the session's front then.
-  const CommandSpec* answered = nullptr;
+  int answered_stats = -1;  // CommandStatsIndex
   Counted counted = Counted::kNone;
   std::vector<std::string> answered_args;  // moved from the command (SLOWLOG)
   // A blocking command run again after it parked: its call was counted

@@ -132,7 +132,7 @@ void Worker::PubSubIntrospection(const Command& c, resp::Writer& out) {
     return;
   }
   if (sub == "numpat" && a.size() == 2) return out.Integer(static_cast<int64_t>(shared_.patterns.size()));
-  out.Error(StrCat("ERR unknown subcommand '", a[1], "'. Try PUBSUB HELP."));
+  out.Error(SubcommandError(*c.spec, a[1]));
 }
 
 // (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE. A shard channel is a name of its own

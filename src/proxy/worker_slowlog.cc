@@ -92,7 +92,7 @@ void Worker::SlowlogCommand(const Command& c, resp::Writer& out) {
   }
   // Redis's texts: an unknown subcommand, a known one's arity, GET's.
   if (sub != "get" && sub != "len" && sub != "reset" && sub != "help") {
-    return out.Error(StrCat("ERR unknown subcommand '", std::string_view(a[1]).substr(0, 128), "'. Try SLOWLOG HELP."));
+    return out.Error(SubcommandError(*c.spec, a[1]));
   }
   if (sub != "get" && a.size() != 2) return out.Error(StrCat("ERR wrong number of arguments for 'slowlog|", sub, "' command"));
   if (a.size() > 3) {

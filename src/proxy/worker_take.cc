@@ -159,7 +159,7 @@ void Worker::Answer(Session& s, std::vector<Job>& jobs, std::string reply, Count
   Job j;
   j.session = &s;
   j.silent = s.queue.front().silent;
-  j.answered = s.queue.front().spec;
+  j.answered_stats = s.queue.front().stats;
   j.counted = counted;
   if (counted == Counted::kCall) j.answered_args = std::move(s.queue.front().args);  // it is answered
   j.reply = std::move(reply);
