@@ -695,6 +695,27 @@ def test_blpop_behind_a_pipelined_command_keeps_its_place(redis_target, r, key):
             second.close()
 
 
+def pushes_one_at_a_time(redis_target, r, k, waiters, after_each_push=lambda i: None):
+    """`waiters` clients send BLPOP k 10 in turn, each blocked before the
+    next sends; then r pushes v0, v1, ... to k one RPUSH at a time (each sent
+    after the reply to the one before), calling after_each_push(i) after the
+    push of v<i>. Returns the waiters' replies, in the order they blocked."""
+    before = blocked_clients(r)
+    conns = []
+    try:
+        for i in range(waiters):
+            conns.append(Raw(redis_target))
+            conns[-1].send(encode("BLPOP", k, "10"))
+            wait_blocked_clients(r, before + i + 1)
+        for i in range(waiters):
+            assert r.rpush(k, f"v{i}") >= 1  # (rampart's waiters may not have popped yet)
+            after_each_push(i)
+        return [c.reply() for c in conns]
+    finally:
+        for c in conns:
+            c.close()
+
+
 def test_blocked_clients_are_served_in_order_by_pushes_one_at_a_time(redis_target, r, key):
     """Eight clients block on one key in turn (spread over both workers);
     then one client pushes eight elements, one RPUSH at a time, each sent
@@ -703,24 +724,32 @@ def test_blocked_clients_are_served_in_order_by_pushes_one_at_a_time(redis_targe
     push could run after the next (its turn on the other worker came late)
     and take its element ahead of an older waiter woken by that push: 12 of
     30 rounds were out of order."""
-    waiters_per_round, rounds = 8, 6
-    for n in range(rounds):
+    for n in range(6):
         k = key(f"r{n}")
-        before = blocked_clients(r)
-        waiters = []
-        try:
-            for i in range(waiters_per_round):
-                waiters.append(Raw(redis_target))
-                waiters[-1].send(encode("BLPOP", k, "10"))
-                wait_blocked_clients(r, before + i + 1)
-            for i in range(waiters_per_round):
-                assert r.rpush(k, f"v{i}") >= 1  # (rampart's waiters may not have popped yet)
-            got = [w.reply() for w in waiters]
-            assert got == [[k.encode(), f"v{i}".encode()] for i in range(waiters_per_round)], f"round {n}"
-            assert r.llen(k) == 0
-        finally:
-            for w in waiters:
-                w.close()
+        got = pushes_one_at_a_time(redis_target, r, k, 8)
+        assert got == [[k.encode(), f"v{i}".encode()] for i in range(8)], f"round {n}"
+        assert r.llen(k) == 0
+
+
+def test_a_client_blocking_after_a_push_does_not_take_a_waiters_element(redis_target, r, key):
+    """Four clients block on one key; then one client pushes four elements,
+    one RPUSH at a time, and after each push's reply a fifth client sends a
+    BLPOP of its own. Redis serves the push to the oldest waiter within the
+    RPUSH, so the newcomers find nothing and time out, and waiter i gets
+    element i. Before the fix a newcomer through the other worker could pop
+    the element before the waiter the push had woken ran (11 of 20 rounds),
+    and that waiter timed out."""
+    newcomers = [Raw(redis_target) for _ in range(4)]
+    try:
+        for n in range(5):
+            k = key(f"r{n}")
+            got = pushes_one_at_a_time(redis_target, r, k, 4,
+                                       lambda i: newcomers[i].send(encode("BLPOP", k, "0.3")))
+            assert got == [[k.encode(), f"v{i}".encode()] for i in range(4)], f"round {n}"
+            assert [c.reply() for c in newcomers] == [None] * 4, f"round {n}"
+    finally:
+        for c in newcomers:
+            c.close()
 
 
 def test_blmpop_passes_over_key_turned_string(redis_target, r, key):

@@ -287,6 +287,11 @@ class Worker {
   // is still to see a write (TakeLocks); it parks again (ParkBehind).
   enum class WriteTaken { kOwn, kJoined, kWait, kBehind };
   WriteTaken TakeLocks(Session& s, Job& j, bool notifying, std::vector<Job>& jobs, struct TurnState& state);
+  // For a blocking job holding its locks: kOwn when it may run; kBehind when
+  // it is woken and an older waiter is to see a write first; kWait when it
+  // has not blocked before and a waiter on its keys is to see a write (it
+  // waits as for a held lock: the waiters' runs unlock the slots).
+  WriteTaken BehindWaiters(Session& s, const Job& j);
   // The error reply for a command that cannot run (NOAUTH, unknown, arity,
   // keys), or "".
   std::string CheckCommand(const Session& s, const Command& c) const;
@@ -427,6 +432,9 @@ class Worker {
   // (worker_block.cc).
   bool PollsRemoteWrites(Session& s, uint64_t now);
   static constexpr uint64_t kRemoteWritePollMs = 100;
+  // BehindWaiters: how long a blocking command not blocked before waits at
+  // most for the waiters a write woke.
+  static constexpr uint64_t kMaxWaitBehindWaitersMs = 100;
   static constexpr uint64_t kRemoteWritePollBehindMs = 1000;
   // WriteReached's tests, for any session. REQUIRES: shared_.waiters_mutex held.
   bool FirstInLineLocked(uint64_t seq, const std::vector<uint32_t>& slots) const;

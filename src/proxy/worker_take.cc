@@ -388,14 +388,16 @@ Worker::WriteTaken Worker::TakeLocks(Session& s, Job& j, bool notifying, std::ve
     leader->followers.push_back(std::move(j));
     return WriteTaken::kJoined;
   }
-  // Woken by one write, a blocking command may run after the next (another
-  // worker's): then an older waiter that has not run since goes first, as
-  // Redis serves the oldest blocked client within each write.
-  if (j.woken && !StillFirstInLine(s)) {
+  // Redis serves the oldest blocked client within each write. Here a woken
+  // blocking command may run after the next write (another worker's): then
+  // an older waiter that has not run since goes first. And a blocking command
+  // sent after a write (its reply) waits, as for a held lock, until the
+  // waiters that write woke have run.
+  if (const WriteTaken behind = BehindWaiters(s, j); behind != WriteTaken::kOwn) {
     shared_.locks.Unlock(j.locks, j.lock_mode);
     WakeLockWaiters();  // a worker that found them held this moment
     j.locks.clear();
-    return WriteTaken::kBehind;
+    return behind;
   }
   if (j.needs_read) {
     for (uint32_t slot : j.locks) turn_owners_[slot] = jobs.size();
@@ -404,6 +406,29 @@ Worker::WriteTaken Worker::TakeLocks(Session& s, Job& j, bool notifying, std::ve
   state.wrote = true;
   state.rmw = state.rmw || j.needs_read;
   return WriteTaken::kOwn;
+}
+
+Worker::WriteTaken Worker::BehindWaiters(Session& s, const Job& j) {
+  if (j.woken) return StillFirstInLine(s) ? WriteTaken::kOwn : WriteTaken::kBehind;
+  // (Not shared_.parked: it does not count the waiters woken and not yet run.)
+  if (j.multi || !IsBlocking(*j.commands[0].spec)) return WriteTaken::kOwn;
+  const uint64_t now = NowMs();
+  if (s.behind_waiters_since_ms == 0) s.behind_waiters_since_ms = now;
+  bool current = false;
+  {
+    std::lock_guard lock(shared_.waiters_mutex);
+    current = FirstInLineLocked(/*seq=*/0, j.locks);  // (0: none's) every waiter has run since the last write
+  }
+  // A waiter that cannot run (its client reads no replies) holds it back a
+  // bounded time: this command has no timeout running yet.
+  if (current || now - s.behind_waiters_since_ms >= kMaxWaitBehindWaitersMs) {
+    s.behind_waiters_since_ms = 0;
+    return WriteTaken::kOwn;
+  }
+  ++shared_.lock_waits;
+  blocked_on_locks_ = true;  // the waiters' runs unlock these slots, which pokes this worker
+  shared_.waiting_for_locks[index_].store(true);
+  return WriteTaken::kWait;
 }
 
 // A data job: one command or an EXEC's block (then `s.queue.front()` is the
