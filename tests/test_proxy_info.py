@@ -8,6 +8,7 @@ code — and CONFIG RESETSTAT clearing them.
 import threading
 import time
 
+import pytest
 import redis
 
 from proxy_helpers import replies_of
@@ -112,6 +113,8 @@ SUBCOMMANDS = [
     ("SLOWLOG", "GET", "1", "2"), ("MEMORY", "USAGE"), ("MEMORY", "NOSUCH"), ("SCRIPT", "EXISTS"),
     ("SCRIPT", "EXISTS", "0" * 40), ("COMMAND", "COUNT"), ("COMMAND", "NOSUCH"), ("COMMAND",), ("PUBSUB", "NUMPAT"),
     ("PUBSUB", "NUMSUB", "ch"), ("PUBSUB", "NOSUCH"), ("FUNCTION", "NOSUCH"), ("FUNCTION", "DELETE"),
+    ("CLIENT", "UNBLOCK", "1", "TIMEOUT", "x"), ("PUBSUB", "NUMPAT", "x"), ("CONFIG", "HELP"), ("CLIENT", "HELP"),
+    ("EVAL", "return redis.call('object', 'nosuch', KEYS[1])", "1", "sc:s"),
 ]
 
 
@@ -137,6 +140,16 @@ def test_subcommands_are_checked_and_counted_as_redis(redis_and_rampart):
     assert have == want
     assert want["config|get"] == (1, 1, 0) and want["config"] == (0, 1, 0) and "client|nosuch" not in want
     assert got[1][1] == got[0][1] and got[1][2] == got[0][2]  # errors by code, total_error_replies
+    # Inside MULTI an unknown subcommand is refused when queued: EXEC aborts.
+    aborted = []
+    for c in redis_and_rampart:
+        with c.pipeline(transaction=True) as p:
+            p.set("sc:m", "1").execute_command("CONFIG", "NOSUCH")
+            with pytest.raises(redis.ResponseError) as e:
+                p.execute()
+            aborted.append(str(e.value))
+    assert aborted[1] == aborted[0] and "unknown subcommand 'NOSUCH'" in aborted[0]
+    assert [c.get("sc:m") for c in redis_and_rampart] == [None, None]  # the block did not run
 
 
 def blpop_in_thread(client, key, timeout):

@@ -696,7 +696,7 @@ def test_blpop_behind_a_pipelined_command_keeps_its_place(redis_target, r, key):
 
 
 def pushes_one_at_a_time(redis_target, r, k, waiters, after_each_push=lambda i: None):
-    """`waiters` clients send BLPOP k 10 in turn, each blocked before the
+    """`waiters` clients send BLPOP k 5 in turn, each blocked before the
     next sends; then r pushes v0, v1, ... to k one RPUSH at a time (each sent
     after the reply to the one before), calling after_each_push(i) after the
     push of v<i>. Returns the waiters' replies, in the order they blocked."""
@@ -705,7 +705,7 @@ def pushes_one_at_a_time(redis_target, r, k, waiters, after_each_push=lambda i: 
     try:
         for i in range(waiters):
             conns.append(Raw(redis_target))
-            conns[-1].send(encode("BLPOP", k, "10"))
+            conns[-1].send(encode("BLPOP", k, "5"))  # (under Raw's 10 s socket timeout)
             wait_blocked_clients(r, before + i + 1)
         for i in range(waiters):
             assert r.rpush(k, f"v{i}") >= 1  # (rampart's waiters may not have popped yet)

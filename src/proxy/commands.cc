@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -245,28 +246,28 @@ std::span<const CommandSpec> AllCommands() { return kCommands; }
 namespace {
 
 // Redis 7.0.15's COMMAND INFO for the containers the proxy serves (also the
-// subcommands it refuses, so that their arity errors and counts are Redis's),
-// and CLIENT SETINFO and NO-TOUCH of Redis 7.2, which it serves.
+// subcommands it does not serve, marked so, for Redis's arity errors and
+// counts), and CLIENT SETINFO and NO-TOUCH of Redis 7.2, which it serves.
 constexpr SubcommandSpec kSubcommands[] = {
-    {"client", "caching", 3},       {"client", "getname", 2},        {"client", "getredir", 2},
+    {"client", "caching", 3, false},       {"client", "getname", 2},        {"client", "getredir", 2, false},
     {"client", "help", 2},          {"client", "id", 2},             {"client", "info", 2},
     {"client", "kill", -3},         {"client", "list", -2},          {"client", "no-evict", 3},
-    {"client", "no-touch", 3},      {"client", "pause", -3},         {"client", "reply", 3},
-    {"client", "setinfo", 4},       {"client", "setname", 3},        {"client", "tracking", -3},
-    {"client", "trackinginfo", 2},  {"client", "unblock", -3},       {"client", "unpause", 2},
+    {"client", "no-touch", 3},      {"client", "pause", -3, false},         {"client", "reply", 3},
+    {"client", "setinfo", 4},       {"client", "setname", 3},        {"client", "tracking", -3, false},
+    {"client", "trackinginfo", 2, false},  {"client", "unblock", -3},       {"client", "unpause", 2, false},
     {"command", "count", 2},        {"command", "docs", -2},         {"command", "getkeys", -4},
-    {"command", "getkeysandflags", -4}, {"command", "help", 2},      {"command", "info", -2},
+    {"command", "getkeysandflags", -4, false}, {"command", "help", 2},      {"command", "info", -2},
     {"command", "list", -2},        {"config", "get", -3},           {"config", "help", 2},
-    {"config", "resetstat", 2},     {"config", "rewrite", 2},        {"config", "set", -4},
-    {"function", "delete", 3},      {"function", "dump", 2},         {"function", "flush", -2},
+    {"config", "resetstat", 2},     {"config", "rewrite", 2, false},        {"config", "set", -4},
+    {"function", "delete", 3},      {"function", "dump", 2, false},         {"function", "flush", -2},
     {"function", "help", 2},        {"function", "kill", 2},         {"function", "list", -2},
-    {"function", "load", -3},       {"function", "restore", -3},     {"function", "stats", 2},
-    {"memory", "doctor", 2},        {"memory", "help", 2},           {"memory", "malloc-stats", 2},
-    {"memory", "purge", 2},         {"memory", "stats", 2},          {"memory", "usage", -3},
+    {"function", "load", -3, false},       {"function", "restore", -3, false},     {"function", "stats", 2, false},
+    {"memory", "doctor", 2, false},        {"memory", "help", 2},           {"memory", "malloc-stats", 2, false},
+    {"memory", "purge", 2, false},         {"memory", "stats", 2, false},          {"memory", "usage", -3},
     {"object", "encoding", 3},      {"object", "freq", 3},           {"object", "help", 2},
     {"object", "idletime", 3},      {"object", "refcount", 3},       {"pubsub", "channels", -2},
     {"pubsub", "help", 2},          {"pubsub", "numpat", 2},         {"pubsub", "numsub", -2},
-    {"pubsub", "shardchannels", -2}, {"pubsub", "shardnumsub", -2},  {"script", "debug", 3},
+    {"pubsub", "shardchannels", -2}, {"pubsub", "shardnumsub", -2},  {"script", "debug", 3, false},
     {"script", "exists", -3},       {"script", "flush", -2},         {"script", "help", 2},
     {"script", "kill", 2},          {"script", "load", 3},           {"slowlog", "get", -2},
     {"slowlog", "help", 2},         {"slowlog", "len", 2},           {"slowlog", "reset", 2},
@@ -290,24 +291,45 @@ bool IsContainer(const CommandSpec& spec) {
     for (const SubcommandSpec& sub : kSubcommands) out[FindCommand(sub.container) - kCommands] = true;
     return out;
   }();
-  const ptrdiff_t i = &spec - kCommands;  // the sweeper's internal commands are not in the table
-  return i >= 0 && i < static_cast<ptrdiff_t>(std::size(kCommands)) && containers[i];
+  // The sweeper's internal commands are not in the table (std::less: a total
+  // order also for pointers into other objects).
+  if (std::less<>{}(&spec, std::begin(kCommands)) || !std::less<>{}(&spec, std::end(kCommands))) return false;
+  return containers[static_cast<size_t>(&spec - kCommands)];
 }
 
+namespace {
+
+std::string Upper(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+}  // namespace
+
 std::string SubcommandError(const CommandSpec& spec, std::string_view name) {
-  auto upper = [](std::string_view s) {
-    std::string out(s);
-    for (char& ch : out) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    return out;
-  };
-  if (const SubcommandSpec* known = FindSubcommand(spec, name)) {
-    return StrCat("ERR rampart: ", upper(known->container), " ", upper(known->name), " is not supported");
+  const SubcommandSpec* known = FindSubcommand(spec, name);
+  if (known == nullptr) return StrCat("ERR unknown subcommand '", name.substr(0, 128), "'. Try ", Upper(spec.name), " HELP.");
+  if (!known->served) return StrCat("ERR rampart: ", Upper(known->container), " ", Upper(known->name), " is not supported");
+  return StrCat("ERR unknown subcommand or wrong number of arguments for '", name.substr(0, 128), "'. Try ",
+                Upper(spec.name), " HELP.");
+}
+
+void SubcommandHelp(const CommandSpec& spec, resp::Writer& out) {
+  std::vector<std::string> lines = {StrCat(Upper(spec.name), " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")};
+  for (const SubcommandSpec& sub : kSubcommands) {
+    if (sub.container == spec.name && sub.served && sub.name != "help") lines.push_back(Upper(sub.name));
   }
-  return StrCat("ERR unknown subcommand '", name.substr(0, 128), "'. Try ", upper(spec.name), " HELP.");
+  lines.push_back("HELP");
+  lines.push_back("    Prints this help.");
+  const std::vector<std::string_view> views(lines.begin(), lines.end());
+  out.SimpleLines(views);
 }
 
 int CommandStatsIndex(const CommandSpec* spec, size_t argc, std::string_view second) {
-  if (spec == nullptr || spec < std::begin(kCommands) || spec >= std::end(kCommands)) return -1;
+  if (spec == nullptr || std::less<>{}(spec, std::begin(kCommands)) || !std::less<>{}(spec, std::end(kCommands))) {
+    return -1;
+  }
   if (argc < 2 || !IsContainer(*spec)) return static_cast<int>(spec - kCommands);
   const SubcommandSpec* sub = FindSubcommand(*spec, second);
   return sub == nullptr ? -1 : static_cast<int>(std::size(kCommands) + (sub - kSubcommands));

@@ -55,6 +55,7 @@ struct SubcommandSpec {
   std::string_view container;  // lower case, a CommandSpec's name
   std::string_view name;       // lower case
   int arity;                   // as CommandSpec::arity
+  bool served = true;          // false: answered "ERR rampart: … is not supported"
 };
 
 // The Redis version the proxy speaks (INFO's redis_version, HELLO's version,
@@ -83,11 +84,15 @@ const SubcommandSpec* FindSubcommand(const CommandSpec& spec, std::string_view n
 // Whether `spec` has subcommands (CONFIG, CLIENT, …).
 bool IsContainer(const CommandSpec& spec);
 
-// The error for subcommand `name` of container `spec` that the proxy does
-// not serve: Redis 7.0's "ERR unknown subcommand 'x'. Try CONFIG HELP." when
-// Redis has no such subcommand either, else "ERR rampart: CLIENT PAUSE is
-// not supported".
+// The error for subcommand `name` of container `spec` when the container's
+// command does not run it: Redis 7.0's "ERR unknown subcommand 'x'. Try
+// CONFIG HELP." when Redis has no such subcommand; for one the proxy does not
+// serve "ERR rampart: CLIENT PAUSE is not supported"; for one it serves but
+// with arguments it does not take, Redis's "ERR unknown subcommand or wrong
+// number of arguments for 'kill'. Try CLIENT HELP.".
 std::string SubcommandError(const CommandSpec& spec, std::string_view name);
+// CONFIG HELP and the like: the served subcommands of `spec`, one a line.
+void SubcommandHelp(const CommandSpec& spec, resp::Writer& out);
 
 // Where INFO commandstats counts a command of `argc` arguments whose second
 // is `second` (when argc >= 2): an index into AllCommands() followed by

@@ -275,6 +275,8 @@ TEST(CommandTable, SubcommandsAreCheckedCountedAndNamedAsRedis) {
   EXPECT_EQ(CheckArity(config, V{"config", "nosuch"}), "");  // the command answers it
   EXPECT_EQ(SubcommandError(config, "nosuch"), "ERR unknown subcommand 'nosuch'. Try CONFIG HELP.");
   EXPECT_EQ(SubcommandError(config, "Rewrite"), "ERR rampart: CONFIG REWRITE is not supported");
+  EXPECT_EQ(SubcommandError(*FindCommand("client"), "kill"),  // served, but not with those arguments
+            "ERR unknown subcommand or wrong number of arguments for 'kill'. Try CLIENT HELP.");
   EXPECT_EQ(SubcommandError(config, std::string(300, 'x')).size(),
             std::string("ERR unknown subcommand ''. Try CONFIG HELP.").size() + 128);
   // Where commandstats counts: the command, a known subcommand's own line,

@@ -198,8 +198,9 @@ struct SharedState {
 
   // INFO commandstats and errorstats (worker_info.cc), cleared by CONFIG
   // RESETSTAT: per worker (written by it alone, summed by INFO) and command
-  // of the table, at [worker * AllCommands().size() + command], sized before
-  // the workers run; and the error replies by their code (ERR, WRONGTYPE ...).
+  // of the table or subcommand, at [worker * CommandStatsSlots() + index]
+  // (CommandStatsIndex), sized before the workers run; and the error
+  // replies by their code (ERR, WRONGTYPE ...).
   struct alignas(64) CommandStats {
     std::atomic<uint64_t> calls{0};
     std::atomic<uint64_t> nsec{0};
@@ -287,11 +288,11 @@ class Worker {
   // is still to see a write (TakeLocks); it parks again (ParkBehind).
   enum class WriteTaken { kOwn, kJoined, kWait, kBehind };
   WriteTaken TakeLocks(Session& s, Job& j, bool notifying, std::vector<Job>& jobs, struct TurnState& state);
-  // For a blocking job holding its locks: kOwn when it may run; kBehind when
-  // it is woken and an older waiter is to see a write first; kWait when it
-  // has not blocked before and a waiter on its keys is to see a write (it
-  // waits as for a held lock: the waiters' runs unlock the slots).
-  WriteTaken BehindWaiters(Session& s, const Job& j);
+  // Whether `j`, a blocking command that has not blocked before, waits (as
+  // for a held lock: the waiters' runs unlock the slots and poke this
+  // worker) because a waiter on its slots is still to see a write; at most
+  // kMaxWaitBehindWaitersMs a command (Session::behind_waiters_since_ms).
+  bool NewcomerWaits(Session& s, const Job& j);
   // The error reply for a command that cannot run (NOAUTH, unknown, arity,
   // keys), or "".
   std::string CheckCommand(const Session& s, const Command& c) const;
@@ -432,9 +433,10 @@ class Worker {
   // (worker_block.cc).
   bool PollsRemoteWrites(Session& s, uint64_t now);
   static constexpr uint64_t kRemoteWritePollMs = 100;
-  // BehindWaiters: how long a blocking command not blocked before waits at
-  // most for the waiters a write woke.
-  static constexpr uint64_t kMaxWaitBehindWaitersMs = 100;
+  // NewcomerWaits: how long a blocking command not blocked before waits at
+  // most for the waiters a write woke (they run within milliseconds; one
+  // whose client reads no replies may not run at all).
+  static constexpr uint64_t kMaxWaitBehindWaitersMs = 1000;
   static constexpr uint64_t kRemoteWritePollBehindMs = 1000;
   // WriteReached's tests, for any session. REQUIRES: shared_.waiters_mutex held.
   bool FirstInLineLocked(uint64_t seq, const std::vector<uint32_t>& slots) const;

@@ -185,6 +185,7 @@ void Worker::ApplyKills() {
 void Worker::ClientCommand(Session& s, const Command& c, resp::Writer& out) {
   const auto& a = c.args;
   const std::string sub = Lower(a[1]);
+  if (sub == "help") return SubcommandHelp(*c.spec, out);
   auto describe = [&](const Session& x) {
     const SharedState::ClientRecord r = Record(x, index_);
     return Describe(r, x.id, shared_.listen.address(), x.in_multi ? static_cast<int>(x.multi.size()) : -1);

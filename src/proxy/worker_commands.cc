@@ -170,6 +170,7 @@ void Worker::CommandCommand(const Command& c, resp::Writer& out) {
     return;
   }
   const std::string sub = Lower(a[1]);
+  if (sub == "help") return SubcommandHelp(*c.spec, out);
   if (sub == "count") return out.Integer(static_cast<int64_t>(all.size()));
   if (sub == "info" || sub == "docs") {
     std::vector<const CommandSpec*> specs;

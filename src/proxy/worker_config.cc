@@ -103,6 +103,7 @@ std::vector<std::pair<std::string, std::string>> Worker::ConfigValues() const {
 void Worker::ConfigCommand(const Command& c, resp::Writer& out) {
   const auto& a = c.args;
   const std::string sub = Lower(a[1]);
+  if (sub == "help") return SubcommandHelp(*c.spec, out);
   if (sub == "get" && a.size() >= 3) {
     std::vector<std::pair<std::string, std::string>> hits;
     for (auto& p : ConfigValues()) {
@@ -200,6 +201,7 @@ void Worker::ConfigSet(const Command& c, resp::Writer& out) {
 void Worker::FunctionCommand(const Command& c, resp::Writer& out) {
   const auto& a = c.args;
   const std::string sub = Lower(a[1]);
+  if (sub == "help") return SubcommandHelp(*c.spec, out);
   if (sub == "flush") {
     if (a.size() > 3 || (a.size() == 3 && Lower(a[2]) != "async" && Lower(a[2]) != "sync")) {
       return out.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");

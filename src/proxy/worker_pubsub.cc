@@ -110,6 +110,7 @@ int64_t Worker::PublishLocked(const std::string& channel, std::string_view messa
 void Worker::PubSubIntrospection(const Command& c, resp::Writer& out) {
   const auto& a = c.args;
   const std::string sub = Lower(a[1]);
+  if (sub == "help") return SubcommandHelp(*c.spec, out);
   std::lock_guard lock(shared_.pubsub_mutex);
   const bool shard = sub.starts_with("shard");
   const auto& channels = shard ? shared_.shard_channels : shared_.channels;

@@ -120,6 +120,11 @@ std::string Worker::CheckCommand(const Session& s, const Command& c) const {
   if (c.spec == nullptr) return UnknownCommand(c);
   const std::vector<std::string_view> views = c.Views();
   if (std::string arity = CheckArity(*c.spec, views); !arity.empty()) return arity;
+  // Redis 7.0 refuses a subcommand it does not know before it runs (inside
+  // MULTI too: EXEC then aborts), and counts it on no commandstats line.
+  if (c.args.size() >= 2 && IsContainer(*c.spec) && FindSubcommand(*c.spec, c.args[1]) == nullptr) {
+    return SubcommandError(*c.spec, c.args[1]);
+  }
   if (s.internal) return "";
   for (std::string_view key : KeysOf(*c.spec, views)) {
     if (std::string error = KeyError(key); !error.empty()) return error;
@@ -368,6 +373,7 @@ Worker::WriteTaken Worker::TakeLocks(Session& s, Job& j, bool notifying, std::ve
   // published: those must go out in the order the writes are stored.
   j.lock_mode = j.needs_read || notifying ? LockTable::Mode::kExclusive : LockTable::Mode::kShared;
   j.kind = Job::Kind::kWrite;
+  if (NewcomerWaits(s, j)) return WriteTaken::kWait;  // looked at before the locks: the wait holds none
   if (!shared_.locks.TryLock(j.locks, j.lock_mode)) {
     Job* leader = LeaderFor(j, jobs);
     if (leader == nullptr) {
@@ -392,12 +398,13 @@ Worker::WriteTaken Worker::TakeLocks(Session& s, Job& j, bool notifying, std::ve
   // blocking command may run after the next write (another worker's): then
   // an older waiter that has not run since goes first. And a blocking command
   // sent after a write (its reply) waits, as for a held lock, until the
-  // waiters that write woke have run.
-  if (const WriteTaken behind = BehindWaiters(s, j); behind != WriteTaken::kOwn) {
+  // waiters that write woke have run. Both asked under the locks, where no
+  // epoch of theirs moves (a write may have come since NewcomerWaits looked).
+  if ((j.woken && !StillFirstInLine(s)) || NewcomerWaits(s, j)) {
     shared_.locks.Unlock(j.locks, j.lock_mode);
     WakeLockWaiters();  // a worker that found them held this moment
     j.locks.clear();
-    return behind;
+    return j.woken ? WriteTaken::kBehind : WriteTaken::kWait;
   }
   if (j.needs_read) {
     for (uint32_t slot : j.locks) turn_owners_[slot] = jobs.size();
@@ -408,27 +415,29 @@ Worker::WriteTaken Worker::TakeLocks(Session& s, Job& j, bool notifying, std::ve
   return WriteTaken::kOwn;
 }
 
-Worker::WriteTaken Worker::BehindWaiters(Session& s, const Job& j) {
-  if (j.woken) return StillFirstInLine(s) ? WriteTaken::kOwn : WriteTaken::kBehind;
-  // (Not shared_.parked: it does not count the waiters woken and not yet run.)
-  if (j.multi || !IsBlocking(*j.commands[0].spec)) return WriteTaken::kOwn;
-  const uint64_t now = NowMs();
-  if (s.behind_waiters_since_ms == 0) s.behind_waiters_since_ms = now;
+bool Worker::NewcomerWaits(Session& s, const Job& j) {
+  if (j.woken || j.multi || !IsBlocking(*j.commands[0].spec)) return false;
+  // (Every waiter's line entry, not shared_.parked: that does not count the
+  // waiters woken and not yet run.)
   bool current = false;
   {
     std::lock_guard lock(shared_.waiters_mutex);
     current = FirstInLineLocked(/*seq=*/0, j.locks);  // (0: none's) every waiter has run since the last write
   }
+  const uint64_t now = NowMs();
   // A waiter that cannot run (its client reads no replies) holds it back a
-  // bounded time: this command has no timeout running yet.
-  if (current || now - s.behind_waiters_since_ms >= kMaxWaitBehindWaitersMs) {
+  // bounded time: this command's own timeout is not running yet.
+  if (current || (s.behind_waiters_since_ms != 0 && now - s.behind_waiters_since_ms >= kMaxWaitBehindWaitersMs)) {
     s.behind_waiters_since_ms = 0;
-    return WriteTaken::kOwn;
+    return false;
   }
-  ++shared_.lock_waits;
+  if (s.behind_waiters_since_ms == 0) {
+    s.behind_waiters_since_ms = now;
+    ++shared_.lock_waits;  // once a command
+  }
   blocked_on_locks_ = true;  // the waiters' runs unlock these slots, which pokes this worker
   shared_.waiting_for_locks[index_].store(true);
-  return WriteTaken::kWait;
+  return true;
 }
 
 // A data job: one command or an EXEC's block (then `s.queue.front()` is the
