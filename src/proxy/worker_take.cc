@@ -410,6 +410,7 @@ Worker::WriteTaken Worker::TakeLocks(Session& s, Job& j, bool notifying, std::ve
     for (uint32_t slot : j.locks) turn_owners_[slot] = jobs.size();
   }
   if (j.woken) woken_slots_.insert(j.locks.begin(), j.locks.end());
+  s.behind_waiters_since_ms = 0;  // it runs: its next blocking command waits afresh
   state.wrote = true;
   state.rmw = state.rmw || j.needs_read;
   return WriteTaken::kOwn;
@@ -419,21 +420,22 @@ bool Worker::NewcomerWaits(Session& s, const Job& j) {
   if (j.woken || j.multi || !IsBlocking(*j.commands[0].spec)) return false;
   // (Every waiter's line entry, not shared_.parked: that does not count the
   // waiters woken and not yet run.)
+  if (s.behind_waiters_since_ms == Session::kWaitedLongest) return false;
   bool current = false;
   {
     std::lock_guard lock(shared_.waiters_mutex);
     current = FirstInLineLocked(/*seq=*/0, j.locks);  // (0: none's) every waiter has run since the last write
   }
+  if (current) return false;
   const uint64_t now = NowMs();
-  // A waiter that cannot run (its client reads no replies) holds it back a
-  // bounded time: this command's own timeout is not running yet.
-  if (current || (s.behind_waiters_since_ms != 0 && now - s.behind_waiters_since_ms >= kMaxWaitBehindWaitersMs)) {
-    s.behind_waiters_since_ms = 0;
-    return false;
-  }
   if (s.behind_waiters_since_ms == 0) {
     s.behind_waiters_since_ms = now;
     ++shared_.lock_waits;  // once a command
+  } else if (now - s.behind_waiters_since_ms >= kMaxWaitBehindWaitersMs) {
+    // A waiter that does not run holds it back a bounded time (this
+    // command's own timeout is not running yet), then no more.
+    s.behind_waiters_since_ms = Session::kWaitedLongest;
+    return false;
   }
   blocked_on_locks_ = true;  // the waiters' runs unlock these slots, which pokes this worker
   shared_.waiting_for_locks[index_].store(true);
