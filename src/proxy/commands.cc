@@ -274,12 +274,14 @@ constexpr SubcommandSpec kSubcommands[] = {
     {"slowlog", "get", -2}, {"slowlog", "help", 2}, {"slowlog", "len", 2}, {"slowlog", "reset", 2},
 };
 
-bool EqualsLower(std::string_view any_case, std::string_view lower) {
-  if (any_case.size() != lower.size()) return false;
-  for (size_t i = 0; i < lower.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(any_case[i])) != lower[i]) return false;
+// The index of `spec` in kCommands, or -1: the sweeper's internal commands
+// are not in the table (std::less: a total order also for pointers into
+// other objects).
+int TableIndex(const CommandSpec* spec) {
+  if (spec == nullptr || std::less<>{}(spec, std::begin(kCommands)) || !std::less<>{}(spec, std::end(kCommands))) {
+    return -1;
   }
-  return true;
+  return static_cast<int>(spec - kCommands);
 }
 
 }  // namespace
@@ -292,10 +294,8 @@ bool IsContainer(const CommandSpec& spec) {
     for (const SubcommandSpec& sub : kSubcommands) out[FindCommand(sub.container) - kCommands] = true;
     return out;
   }();
-  // The sweeper's internal commands are not in the table (std::less: a total
-  // order also for pointers into other objects).
-  if (std::less<>{}(&spec, std::begin(kCommands)) || !std::less<>{}(&spec, std::end(kCommands))) return false;
-  return containers[static_cast<size_t>(&spec - kCommands)];
+  const int i = TableIndex(&spec);
+  return i >= 0 && containers[static_cast<size_t>(i)];
 }
 
 namespace {
@@ -328,10 +328,8 @@ void SubcommandHelp(const CommandSpec& spec, resp::Writer& out) {
 }
 
 int CommandStatsIndex(const CommandSpec* spec, size_t argc, std::string_view second) {
-  if (spec == nullptr || std::less<>{}(spec, std::begin(kCommands)) || !std::less<>{}(spec, std::end(kCommands))) {
-    return -1;
-  }
-  if (argc < 2 || !IsContainer(*spec)) return static_cast<int>(spec - kCommands);
+  const int i = TableIndex(spec);
+  if (i < 0 || argc < 2 || !IsContainer(*spec)) return i;
   const SubcommandSpec* sub = FindSubcommand(*spec, second);
   return sub == nullptr ? -1 : static_cast<int>(std::size(kCommands) + (sub - kSubcommands));
 }
@@ -347,7 +345,7 @@ std::string CommandStatsName(size_t index) {
 const SubcommandSpec* FindSubcommand(const CommandSpec& spec, std::string_view name) {
   if (!IsContainer(spec)) return nullptr;
   for (const SubcommandSpec& sub : kSubcommands) {
-    if (sub.container == spec.name && EqualsLower(name, sub.name)) return &sub;
+    if (sub.container == spec.name && internal::EqualsNoCase(name, sub.name)) return &sub;
   }
   return nullptr;
 }
