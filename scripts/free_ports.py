@@ -13,12 +13,33 @@ ones are still starting, and kv-node 3 found its port taken ("Device is busy")
 once in about forty `make test` runs. Ports below that range are never given
 to outgoing connections. A port can still be taken between the check and the
 bind by another program binding it on purpose; callers that can retry do.
+
+Within one process, a port handed out is not handed out again for the next
+RECENT ports: a caller often picks the ports of two servers (a redis-server and
+a cluster, two proxies and their cluster) before it starts either, and the
+first one's port, still unbound, passes the second call's bind check. The
+tests' `redis_and_rampart` fixture lost a kv-node to "Address already in use"
+that way.
 """
+import collections
 import random
 import socket
 import sys
 
 LOW = 20000
+RECENT = 4096
+
+# The ports this process handed out last (oldest first), and the same as a set.
+_recent_order = collections.deque()
+_recent = set()
+
+
+def _remember(ports):
+    for p in ports:
+        _recent_order.append(p)
+        _recent.add(p)
+    while len(_recent_order) > RECENT:
+        _recent.discard(_recent_order.popleft())
 
 
 def _ephemeral_low():
@@ -45,7 +66,8 @@ def _bindable(ports):
 
 
 def free_port_bases(count, span=1, rng=random):
-    """count base ports, each with base .. base+span-1 free, disjoint."""
+    """count base ports, each with base .. base+span-1 free, disjoint, and none
+    of them among the RECENT ports this process handed out before."""
     high = min(_ephemeral_low(), 65536) - span
     if high < LOW + 1000:  # an unusual range: stay below the default one
         high = 32768 - span
@@ -55,10 +77,11 @@ def free_port_bases(count, span=1, rng=random):
             return bases
         base = rng.randrange(LOW, high)
         ports = range(base, base + span)
-        if used.intersection(ports) or not _bindable(ports):
+        if used.intersection(ports) or _recent.intersection(ports) or not _bindable(ports):
             continue
         bases.append(base)
         used.update(ports)
+        _remember(ports)
     raise RuntimeError(f"no {count} free port ranges of {span} in {LOW}..{high}")
 
 
