@@ -308,6 +308,10 @@ std::string Upper(std::string_view s) {
 
 }  // namespace
 
+bool NamesUnknownSubcommand(const CommandSpec& spec, size_t argc, std::string_view second) {
+  return argc >= 2 && IsContainer(spec) && FindSubcommand(spec, second) == nullptr;
+}
+
 std::string SubcommandError(const CommandSpec& spec, std::string_view name) {
   const SubcommandSpec* known = FindSubcommand(spec, name);
   if (known == nullptr) return StrCat("ERR unknown subcommand '", name.substr(0, 128), "'. Try ", Upper(spec.name), " HELP.");
@@ -316,15 +320,38 @@ std::string SubcommandError(const CommandSpec& spec, std::string_view name) {
                 Upper(spec.name), " HELP.");
 }
 
-void SubcommandHelp(const CommandSpec& spec, resp::Writer& out) {
-  std::vector<std::string> lines = {StrCat(Upper(spec.name), " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")};
+namespace {
+
+// HELP's lines for `container`: its served subcommands, one a line.
+std::vector<std::string> HelpLines(std::string_view container) {
+  std::vector<std::string> lines = {StrCat(Upper(container), " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")};
   for (const SubcommandSpec& sub : kSubcommands) {
-    if (sub.container == spec.name && sub.served && sub.name != "help") lines.push_back(Upper(sub.name));
+    if (sub.container == container && sub.served && sub.name != "help") lines.push_back(Upper(sub.name));
   }
   lines.push_back("HELP");
   lines.push_back("    Prints this help.");
-  const std::vector<std::string_view> views(lines.begin(), lines.end());
-  out.SimpleLines(views);
+  return lines;
+}
+
+}  // namespace
+
+void SubcommandHelp(const CommandSpec& spec, resp::Writer& out) {
+  // Built once: per command of the table its HELP lines (none for a
+  // command that is no container), and views of them for the writer.
+  static const std::vector<std::vector<std::string>> lines = [] {
+    std::vector<std::vector<std::string>> out(std::size(kCommands));
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (IsContainer(kCommands[i])) out[i] = HelpLines(kCommands[i].name);
+    }
+    return out;
+  }();
+  static const std::vector<std::vector<std::string_view>> views = [] {
+    std::vector<std::vector<std::string_view>> out;
+    for (const std::vector<std::string>& of_one : lines) out.emplace_back(of_one.begin(), of_one.end());
+    return out;
+  }();
+  const int i = TableIndex(&spec);
+  out.SimpleLines(i < 0 ? std::span<const std::string_view>() : views[static_cast<size_t>(i)]);
 }
 
 int CommandStatsIndex(const CommandSpec* spec, size_t argc, std::string_view second) {

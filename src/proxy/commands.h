@@ -83,6 +83,10 @@ std::span<const SubcommandSpec> AllSubcommands();
 const SubcommandSpec* FindSubcommand(const CommandSpec& spec, std::string_view name);
 // Whether `spec` has subcommands (CONFIG, CLIENT, …).
 bool IsContainer(const CommandSpec& spec);
+// Whether a call of `spec` with `argc` arguments whose second is `second`
+// names a subcommand Redis 7.0 does not know: a container called with one
+// (`CONFIG NOSUCH`). Such a call is refused before it runs.
+bool NamesUnknownSubcommand(const CommandSpec& spec, size_t argc, std::string_view second);
 
 // The error for subcommand `name` of container `spec` when the container's
 // command does not run it: Redis 7.0's "ERR unknown subcommand 'x'. Try

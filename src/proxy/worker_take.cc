@@ -122,7 +122,7 @@ std::string Worker::CheckCommand(const Session& s, const Command& c) const {
   if (std::string arity = CheckArity(*c.spec, views); !arity.empty()) return arity;
   // Redis 7.0 refuses a subcommand it does not know before it runs (inside
   // MULTI too: EXEC then aborts), and counts it on no commandstats line.
-  if (c.args.size() >= 2 && IsContainer(*c.spec) && FindSubcommand(*c.spec, c.args[1]) == nullptr) {
+  if (NamesUnknownSubcommand(*c.spec, c.args.size(), c.args.size() >= 2 ? c.args[1] : std::string_view())) {
     return SubcommandError(*c.spec, c.args[1]);
   }
   if (s.internal) return "";
@@ -411,6 +411,7 @@ Worker::WriteTaken Worker::TakeLocks(Session& s, Job& j, bool notifying, std::ve
   }
   if (j.woken) woken_slots_.insert(j.locks.begin(), j.locks.end());
   s.behind_waiters_since_ms = 0;  // it runs: its next blocking command waits afresh
+  s.waited_longest_behind_waiters = false;
   state.wrote = true;
   state.rmw = state.rmw || j.needs_read;
   return WriteTaken::kOwn;
@@ -420,7 +421,7 @@ bool Worker::NewcomerWaits(Session& s, const Job& j) {
   if (j.woken || j.multi || !IsBlocking(*j.commands[0].spec)) return false;
   // (Every waiter's line entry, not shared_.parked: that does not count the
   // waiters woken and not yet run.)
-  if (s.behind_waiters_since_ms == Session::kWaitedLongest) return false;
+  if (s.waited_longest_behind_waiters) return false;
   bool current = false;
   {
     std::lock_guard lock(shared_.waiters_mutex);
@@ -434,7 +435,7 @@ bool Worker::NewcomerWaits(Session& s, const Job& j) {
   } else if (now - s.behind_waiters_since_ms >= kMaxWaitBehindWaitersMs) {
     // A waiter that does not run holds it back a bounded time (this
     // command's own timeout is not running yet), then no more.
-    s.behind_waiters_since_ms = Session::kWaitedLongest;
+    s.waited_longest_behind_waiters = true;
     return false;
   }
   blocked_on_locks_ = true;  // the waiters' runs unlock these slots, which pokes this worker
