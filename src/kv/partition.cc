@@ -26,21 +26,52 @@ Status Partition::CheckOptions(const PartitionOptions& options) {
   return Status::Ok();
 }
 
+namespace {
+
+// The size of a key that two of `items` name, if any; entries[i] is item
+// i's index entry (nullptr: a new key). Indexed keys are told apart by their
+// entries, new ones by their bytes, each in a sorted copy: one allocation,
+// where a hash set took one per key.
+template <typename Entry>
+std::optional<size_t> DuplicateKey(std::span<const PrepareItem> items, const std::vector<Entry*>& entries) {
+  std::vector<const Entry*> indexed;
+  std::vector<std::string_view> fresh;
+  indexed.reserve(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (entries[i] != nullptr) {
+      indexed.push_back(entries[i]);
+    } else {
+      fresh.push_back(items[i].key);
+    }
+  }
+  std::sort(indexed.begin(), indexed.end());
+  if (auto twice = std::adjacent_find(indexed.begin(), indexed.end()); twice != indexed.end()) {
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (entries[i] == *twice) return items[i].key.size();
+    }
+  }
+  std::sort(fresh.begin(), fresh.end());
+  if (auto twice = std::adjacent_find(fresh.begin(), fresh.end()); twice != fresh.end()) return twice->size();
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<Partition::IndexNode*> Partition::FindEntries(std::span<const PrepareItem> items) {
+  for (const PrepareItem& item : items) index_.prefetch(item.key);
+  std::vector<IndexNode*> entries(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    auto it = index_.find(items[i].key);
+    entries[i] = it == index_.end() ? nullptr : &*it;
+  }
+  return entries;
+}
+
 Status Partition::Prepare(uint64_t ts, std::span<const PrepareItem> items,
                           Clock::time_point now) {
   if (ts == 0) return InvalidArgument("prepare: ts 0 is not a timestamp");
 
-  // Validate everything before writing anything. Duplicate keys are found in
-  // a sorted copy of the keys: one allocation, where a hash set took one per
-  // key (a proxy's group commit prepares hundreds of keys at once).
-  std::vector<std::string_view> keys;
-  keys.reserve(items.size());
-  for (const PrepareItem& item : items) keys.push_back(item.key);
-  std::sort(keys.begin(), keys.end());
-  if (auto twice = std::adjacent_find(keys.begin(), keys.end()); twice != keys.end()) {
-    return InvalidArgument("prepare ts ", ts, ": key of ", twice->size(),
-                           " bytes appears twice in one prepare");
-  }
+  // Validate everything before writing anything.
   for (size_t i = 0; i < items.size(); ++i) {
     const PrepareItem& item = items[i];
     if (item.key.empty()) return InvalidArgument("prepare ts ", ts, ": item ", i, " has an empty key");
@@ -61,6 +92,11 @@ Status Partition::Prepare(uint64_t ts, std::span<const PrepareItem> items,
     }
   }
 
+  const std::vector<IndexNode*> entries = FindEntries(items);
+  if (std::optional<size_t> twice = DuplicateKey(items, entries)) {
+    return InvalidArgument("prepare ts ", ts, ": key of ", *twice, " bytes appears twice in one prepare");
+  }
+
   // Write the slots; on failure free this call's slots and touch nothing else.
   struct Written {
     size_t item;
@@ -71,8 +107,7 @@ Status Partition::Prepare(uint64_t ts, std::span<const PrepareItem> items,
   written.reserve(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
     const PrepareItem& item = items[i];
-    auto it = index_.find(item.key);
-    IndexNode* entry = it == index_.end() ? nullptr : &*it;
+    IndexNode* entry = entries[i];
     if (entry != nullptr && entry->second.versions.contains(ts)) continue;  // re-prepare
     const std::string_view value = item.tombstone ? std::string_view() : item.value;
     Result<SlotRef> ref =
@@ -111,11 +146,20 @@ Status Partition::Prepare(uint64_t ts, std::span<const PrepareItem> items,
   return Status::Ok();
 }
 
+void Partition::PrefetchLatestSlot(const KeyEntry& entry) {
+  if (entry.latest_commit == 0) return;
+  auto latest = entry.versions.find(entry.latest_commit);
+  if (latest != entry.versions.end()) __builtin_prefetch(arena_.At(latest->second.slot), /*rw=*/1);
+}
+
 Status Partition::Commit(uint64_t ts, Clock::time_point now) {
   auto pit = pending_.find(ts);
   if (pit == pending_.end()) return Status::Ok();  // unknown, done or expired
   const Clock::time_point reclaim_at = now + options_.grace_period;
-  for (IndexNode* node : pit->second.keys) {
+  const std::vector<IndexNode*>& keys = pit->second.keys;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (i + kCommitLookahead < keys.size()) PrefetchLatestSlot(keys[i + kCommitLookahead]->second);
+    IndexNode* node = keys[i];
     KeyEntry& entry = node->second;
     auto vit = entry.versions.find(ts);
     if (vit == entry.versions.end() || vit->second.committed) continue;
@@ -236,7 +280,15 @@ size_t Partition::Flush() {
 
 size_t Partition::Gc(Clock::time_point now) {
   size_t n = 0;
+  // Reclaiming touches the key's entry and the version's slot, both cold;
+  // fetching those of an item kGcLookahead ahead overlaps their misses.
+  constexpr size_t kGcLookahead = 8;
   while (!reclaim_queue_.empty() && reclaim_queue_.front().first <= now) {
+    if (reclaim_queue_.size() > kGcLookahead) {
+      const ReclaimItem& ahead = reclaim_queue_[kGcLookahead].second;
+      __builtin_prefetch(ahead.entry);
+      __builtin_prefetch(arena_.At(ahead.slot), /*rw=*/1);
+    }
     const ReclaimItem item = reclaim_queue_.front().second;
     reclaim_queue_.pop_front();
     KeyEntry& entry = item.entry->second;

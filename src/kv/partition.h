@@ -390,6 +390,14 @@ class Partition {
   // Index entries are created and erased only through these (the scan list).
   IndexNode* AddKey(std::string_view key);
   void EraseKey(IndexNode* node);
+  // The index entry of each item's key (nullptr: not indexed), looked up in
+  // passes of their own: a group commit brings hundreds of keys whose
+  // lookups miss the cache, and short loops let the misses overlap.
+  std::vector<IndexNode*> FindEntries(std::span<const PrepareItem> items);
+  // Commit clears VALID on each key's latest slot, which is cold; it
+  // fetches that slot kCommitLookahead keys ahead, overlapping the misses.
+  static constexpr size_t kCommitLookahead = 4;
+  void PrefetchLatestSlot(const KeyEntry& entry);
 
   PartitionOptions options_;
   Arena arena_;

@@ -583,6 +583,21 @@ TEST_F(PartitionTest, LimitsAreInvalidArgument) {
   EXPECT_EQ(p_.Stats().versions, 1u);
 }
 
+TEST_F(PartitionTest, AnIndexedKeyTwiceInOnePrepareIsRefusedAndNothingWritten) {
+  // Indexed keys are told apart by their entries, new ones by their bytes.
+  ASSERT_TRUE(Prepare(p_, 2, {Item("x", "old")}, now_).ok());
+  ASSERT_TRUE(p_.Commit(2, now_).ok());
+  const Status st = Prepare(p_, 3, {Item("x", "1"), Item("y", "2"), Item("x", "3")}, now_);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("appears twice"), std::string_view::npos) << st.ToString();
+  EXPECT_EQ(p_.Get("x")->value, "old");
+  EXPECT_FALSE(p_.GetByTs("y", 3).has_value());
+  EXPECT_EQ(p_.Stats().versions, 1u);
+  // One new and one indexed key of the same bytes cannot happen: both are
+  // the entry's. Distinct keys, old and new, still prepare.
+  EXPECT_TRUE(Prepare(p_, 4, {Item("x", "1"), Item("y", "2")}, now_).ok());
+}
+
 class SmallPartitionTest : public PartitionTest {
  protected:
   SmallPartitionTest() : PartitionTest(256 << 10) {}
