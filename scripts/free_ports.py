@@ -74,6 +74,8 @@ def free_port_bases(count, span=1, rng=random):
     bases, used = [], set()
     for _ in range(100000):
         if len(bases) == count:
+            for base in bases:
+                _remember(range(base, base + span))
             return bases
         base = rng.randrange(LOW, high)
         ports = range(base, base + span)
@@ -81,7 +83,6 @@ def free_port_bases(count, span=1, rng=random):
             continue
         bases.append(base)
         used.update(ports)
-        _remember(ports)
     raise RuntimeError(f"no {count} free port ranges of {span} in {LOW}..{high}")
 
 

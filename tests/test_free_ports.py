@@ -1,9 +1,23 @@
 """scripts/free_ports.py: the ports tests and scripts start their servers on."""
+import collections
 import pathlib
 import sys
 
+import pytest
+
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "scripts"))
 import free_ports  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def clean_module(monkeypatch):
+    """Each test starts with nothing remembered (the tests run before it in this process
+    took ports through the same module), every port bindable and the default ephemeral
+    range, whatever the machine has."""
+    monkeypatch.setattr(free_ports, "_recent", set())
+    monkeypatch.setattr(free_ports, "_recent_order", collections.deque())
+    monkeypatch.setattr(free_ports, "_bindable", lambda ports: True)
+    monkeypatch.setattr(free_ports, "_ephemeral_low", lambda: 32768)
 
 
 class ScriptedRandom:

@@ -30,13 +30,14 @@ namespace {
 
 // The size of a key that two of `items` name, if any; entries[i] is item
 // i's index entry (nullptr: a new key). Indexed keys are told apart by their
-// entries, new ones by their bytes, each in a sorted copy: one allocation,
-// where a hash set took one per key.
+// entries, new ones by their bytes, each in a sorted copy (two allocations,
+// where a hash set took one per key).
 template <typename Entry>
 std::optional<size_t> DuplicateKey(std::span<const PrepareItem> items, const std::vector<Entry*>& entries) {
   std::vector<const Entry*> indexed;
   std::vector<std::string_view> fresh;
   indexed.reserve(items.size());
+  fresh.reserve(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
     if (entries[i] != nullptr) {
       indexed.push_back(entries[i]);
@@ -46,9 +47,7 @@ std::optional<size_t> DuplicateKey(std::span<const PrepareItem> items, const std
   }
   std::sort(indexed.begin(), indexed.end());
   if (auto twice = std::adjacent_find(indexed.begin(), indexed.end()); twice != indexed.end()) {
-    for (size_t i = 0; i < items.size(); ++i) {
-      if (entries[i] == *twice) return items[i].key.size();
-    }
+    return (*twice)->first.size();
   }
   std::sort(fresh.begin(), fresh.end());
   if (auto twice = std::adjacent_find(fresh.begin(), fresh.end()); twice != fresh.end()) return twice->size();
@@ -280,9 +279,6 @@ size_t Partition::Flush() {
 
 size_t Partition::Gc(Clock::time_point now) {
   size_t n = 0;
-  // Reclaiming touches the key's entry and the version's slot, both cold;
-  // fetching those of an item kGcLookahead ahead overlaps their misses.
-  constexpr size_t kGcLookahead = 8;
   while (!reclaim_queue_.empty() && reclaim_queue_.front().first <= now) {
     if (reclaim_queue_.size() > kGcLookahead) {
       const ReclaimItem& ahead = reclaim_queue_[kGcLookahead].second;

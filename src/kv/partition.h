@@ -397,6 +397,10 @@ class Partition {
   // Commit clears VALID on each key's latest slot, which is cold; it
   // fetches that slot kCommitLookahead keys ahead, overlapping the misses.
   static constexpr size_t kCommitLookahead = 4;
+  // Gc's reclaims touch the key's entry and the version's slot, both cold;
+  // it fetches those of the item kGcLookahead ahead (not the entry's
+  // version list, which needs the entry loaded).
+  static constexpr size_t kGcLookahead = 8;
   void PrefetchLatestSlot(const KeyEntry& entry);
 
   PartitionOptions options_;

@@ -1,6 +1,7 @@
 #include "proxy/commands.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cctype>
 #include <chrono>
 #include <functional>
@@ -308,8 +309,8 @@ std::string Upper(std::string_view s) {
 
 }  // namespace
 
-bool NamesUnknownSubcommand(const CommandSpec& spec, size_t argc, std::string_view second) {
-  return argc >= 2 && IsContainer(spec) && FindSubcommand(spec, second) == nullptr;
+bool NamesUnknownSubcommand(const CommandSpec& spec, Args args) {
+  return args.size() >= 2 && IsContainer(spec) && FindSubcommand(spec, args[1]) == nullptr;
 }
 
 std::string SubcommandError(const CommandSpec& spec, std::string_view name) {
@@ -350,8 +351,8 @@ void SubcommandHelp(const CommandSpec& spec, resp::Writer& out) {
     for (const std::vector<std::string>& of_one : lines) out.emplace_back(of_one.begin(), of_one.end());
     return out;
   }();
-  const int i = TableIndex(&spec);
-  out.SimpleLines(i < 0 ? std::span<const std::string_view>() : views[static_cast<size_t>(i)]);
+  assert(IsContainer(spec));
+  out.SimpleLines(views[static_cast<size_t>(TableIndex(&spec))]);
 }
 
 int CommandStatsIndex(const CommandSpec* spec, size_t argc, std::string_view second) {

@@ -83,10 +83,10 @@ std::span<const SubcommandSpec> AllSubcommands();
 const SubcommandSpec* FindSubcommand(const CommandSpec& spec, std::string_view name);
 // Whether `spec` has subcommands (CONFIG, CLIENT, …).
 bool IsContainer(const CommandSpec& spec);
-// Whether a call of `spec` with `argc` arguments whose second is `second`
-// names a subcommand Redis 7.0 does not know: a container called with one
-// (`CONFIG NOSUCH`). Such a call is refused before it runs.
-bool NamesUnknownSubcommand(const CommandSpec& spec, size_t argc, std::string_view second);
+// Whether the call `args` of `spec` names a subcommand Redis 7.0 does not
+// know: a container called with one (`CONFIG NOSUCH`). Such a call is
+// refused before it runs.
+bool NamesUnknownSubcommand(const CommandSpec& spec, std::span<const std::string_view> args);
 
 // The error for subcommand `name` of container `spec` when the container's
 // command does not run it: Redis 7.0's "ERR unknown subcommand 'x'. Try
@@ -96,6 +96,7 @@ bool NamesUnknownSubcommand(const CommandSpec& spec, size_t argc, std::string_vi
 // number of arguments for 'kill'. Try CLIENT HELP.".
 std::string SubcommandError(const CommandSpec& spec, std::string_view name);
 // CONFIG HELP and the like: the served subcommands of `spec`, one a line.
+// REQUIRES: IsContainer(spec).
 void SubcommandHelp(const CommandSpec& spec, resp::Writer& out);
 
 // Where INFO commandstats counts a command of `argc` arguments whose second

@@ -321,7 +321,7 @@ void ScriptRunner::Impl::PrepareCall(lua_State* L) {
   c.args.assign(c.argv.begin(), c.argv.end());
   const CommandSpec* spec = FindCommand(c.argv[0]);
   const int stats = CommandStatsIndex(spec, c.args.size(), c.args.size() >= 2 ? c.args[1] : std::string_view());
-  if (spec == nullptr || NamesUnknownSubcommand(*spec, c.args.size(), c.args.size() >= 2 ? c.args[1] : std::string_view())) {
+  if (spec == nullptr || NamesUnknownSubcommand(*spec, c.args)) {
     c.refusal = "-ERR Unknown Redis command called from script";
   } else if (!CheckArity(*spec, c.args).empty()) {
     c.refusal = "-ERR Wrong number of args calling Redis command from script";

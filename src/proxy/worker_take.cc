@@ -122,7 +122,7 @@ std::string Worker::CheckCommand(const Session& s, const Command& c) const {
   if (std::string arity = CheckArity(*c.spec, views); !arity.empty()) return arity;
   // Redis 7.0 refuses a subcommand it does not know before it runs (inside
   // MULTI too: EXEC then aborts), and counts it on no commandstats line.
-  if (NamesUnknownSubcommand(*c.spec, c.args.size(), c.args.size() >= 2 ? c.args[1] : std::string_view())) {
+  if (NamesUnknownSubcommand(*c.spec, views)) {
     return SubcommandError(*c.spec, c.args[1]);
   }
   if (s.internal) return "";
