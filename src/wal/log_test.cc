@@ -5,7 +5,9 @@
 
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "wal/log_writer.h"
 #include "wal/recovery.h"
@@ -449,6 +451,43 @@ TEST(DirectoryStoreTest, FilesAreSegmentsAndAPathThatIsAFileIsRefused) {
   fclose(f);
   EXPECT_EQ(DirectoryStore::Open(dir.path + "/file", kSegmentBytes).status().code(),
             StatusCode::kInvalidArgument);
+}
+
+// The bytes written are the file's, for a read through another store and for
+// a plain read of the file, across preallocated chunks and after a reopen.
+TEST(DirectoryStoreTest, WritesAreTheFilesBytesAcrossChunksAndReopens) {
+  ScratchDir dir;
+  constexpr uint64_t kBigSegment = uint64_t{12} << 20;  // three 4 MiB chunks
+  std::string expected(kBigSegment, '\0');
+  auto write = [&](DirectoryStore& store, uint64_t offset, size_t bytes, char fill) {
+    const std::string data(bytes, fill);
+    ASSERT_TRUE(store.Write(7, offset, std::as_bytes(std::span(data))).ok());
+    expected.replace(offset, bytes, data);
+  };
+  {
+    auto store = DirectoryStore::Open(dir.path, kBigSegment);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    ASSERT_TRUE((*store)->Create(7).ok());
+    write(**store, 0, 100, 'a');
+    write(**store, (uint64_t{4} << 20) - 10, 30, 'b');  // across the first chunk's end
+    write(**store, (uint64_t{8} << 20) + 5, 1 << 20, 'c');
+  }
+  {
+    auto store = DirectoryStore::Open(dir.path, kBigSegment);  // opens the file again
+    ASSERT_TRUE(store.ok());
+    write(**store, 200, 50, 'd');
+    write(**store, kBigSegment - 7, 7, 'e');  // the segment's last bytes
+    ASSERT_TRUE((*store)->Sync(7).ok());
+  }
+  auto reader = DirectoryStore::Open(dir.path, kBigSegment);
+  ASSERT_TRUE(reader.ok());
+  std::vector<std::byte> read(kBigSegment);
+  ASSERT_EQ(*(*reader)->Read(7, 0, read), kBigSegment);
+  EXPECT_TRUE(std::memcmp(read.data(), expected.data(), kBigSegment) == 0);
+  std::ifstream file((*reader)->SegmentName(7), std::ios::binary);
+  const std::string on_disk((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(on_disk.size(), kBigSegment);
+  EXPECT_TRUE(on_disk == expected);
 }
 
 }  // namespace
