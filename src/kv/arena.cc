@@ -294,7 +294,14 @@ Result<SlotRef> Arena::Allocate(uint64_t bytes, Budget budget) {
   const int slot = std::countr_zero(s.free_mask);
   s.free_mask &= s.free_mask - 1;
   --c.free_slots;
-  if (s.free_mask == 0) Unlink(id);
+  if (s.free_mask == 0) {
+    Unlink(id);
+  } else {
+    // The class's next slot is handed next (a group commit allocates many
+    // at once); its header is cold, and Hand reads its generation.
+    const auto next = static_cast<uint64_t>(std::countr_zero(s.free_mask));
+    __builtin_prefetch(At(s.address + next * c.slot_bytes), /*rw=*/1);
+  }
   return Hand(s.address + static_cast<uint64_t>(slot) * c.slot_bytes, c.slot_bytes);
 }
 
