@@ -75,6 +75,9 @@ void Client::Impl::TakeGetResults(std::span<const std::string_view> keys,
       const size_t i = gets[r].indices[j];
       results[i] = calls[r].results[j];
       if (!cache) continue;
+      if (const size_t ahead = j + internal::AddressCache::kLookahead; ahead < gets[r].indices.size()) {
+        addresses_.Prefetch(keys[gets[r].indices[ahead]]);
+      }
       if (results[i].found) {
         addresses_.Put(keys[i], {gets[r].partition, calls[r].epoch, results[i].slot});
       } else {
@@ -91,6 +94,9 @@ void Client::Impl::RememberWrittenSlots(std::span<const internal::WriteOp> write
   if (call.slots.size() != req.indices.size()) return;  // the flag was not set
   for (size_t j = 0; j < req.indices.size(); ++j) {
     const std::string_view key = writes[req.indices[j]].key;
+    if (const size_t ahead = j + internal::AddressCache::kLookahead; ahead < req.indices.size()) {
+      addresses_.Prefetch(writes[req.indices[ahead]].key);
+    }
     if (call.slots[j].bytes == 0) {
       addresses_.Erase(key);
     } else {
