@@ -151,13 +151,28 @@ void Partition::PrefetchLatestSlot(const KeyEntry& entry) {
   if (latest != entry.versions.end()) __builtin_prefetch(arena_.At(latest->second.slot), /*rw=*/1);
 }
 
+void Partition::PrefetchAhead(std::span<IndexNode* const> keys, size_t i) {
+  if (i + kLookahead < keys.size()) __builtin_prefetch(keys[i + kLookahead]);
+  if (i + kLookahead / 2 < keys.size()) keys[i + kLookahead / 2]->second.versions.Prefetch();
+  if (i + 2 < keys.size()) PrefetchLatestSlot(keys[i + 2]->second);
+}
+
+void Partition::PrefetchAhead(const std::deque<std::pair<Clock::time_point, ReclaimItem>>& queue) {
+  if (queue.size() > kLookahead) {
+    const ReclaimItem& ahead = queue[kLookahead].second;
+    __builtin_prefetch(ahead.entry);
+    __builtin_prefetch(arena_.At(ahead.slot), /*rw=*/1);
+  }
+  if (queue.size() > kLookahead / 2) queue[kLookahead / 2].second.entry->second.versions.Prefetch();
+}
+
 Status Partition::Commit(uint64_t ts, Clock::time_point now) {
   auto pit = pending_.find(ts);
   if (pit == pending_.end()) return Status::Ok();  // unknown, done or expired
   const Clock::time_point reclaim_at = now + options_.grace_period;
   const std::vector<IndexNode*>& keys = pit->second.keys;
   for (size_t i = 0; i < keys.size(); ++i) {
-    if (i + kCommitLookahead < keys.size()) PrefetchLatestSlot(keys[i + kCommitLookahead]->second);
+    PrefetchAhead(keys, i);
     IndexNode* node = keys[i];
     KeyEntry& entry = node->second;
     auto vit = entry.versions.find(ts);
@@ -280,11 +295,7 @@ size_t Partition::Flush() {
 size_t Partition::Gc(Clock::time_point now) {
   size_t n = 0;
   while (!reclaim_queue_.empty() && reclaim_queue_.front().first <= now) {
-    if (reclaim_queue_.size() > kGcLookahead) {
-      const ReclaimItem& ahead = reclaim_queue_[kGcLookahead].second;
-      __builtin_prefetch(ahead.entry);
-      __builtin_prefetch(arena_.At(ahead.slot), /*rw=*/1);
-    }
+    PrefetchAhead(reclaim_queue_);
     const ReclaimItem item = reclaim_queue_.front().second;
     reclaim_queue_.pop_front();
     KeyEntry& entry = item.entry->second;

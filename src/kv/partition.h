@@ -331,6 +331,11 @@ class Partition {
     }
     bool empty() const { return head_ == items_.size(); }
     size_t size() const { return items_.size() - head_; }
+    // Fetches the items into the cache (a key's few versions: one line, or
+    // two) for a find() soon.
+    void Prefetch() const {
+      if (!empty()) __builtin_prefetch(items_.data() + head_);
+    }
     iterator begin() { return items_.begin() + head_; }
     iterator end() { return items_.end(); }
     const_iterator begin() const { return items_.begin() + head_; }
@@ -394,13 +399,16 @@ class Partition {
   // passes of their own: a group commit brings hundreds of keys whose
   // lookups miss the cache, and short loops let the misses overlap.
   std::vector<IndexNode*> FindEntries(std::span<const PrepareItem> items);
-  // Commit clears VALID on each key's latest slot, which is cold; it
-  // fetches that slot kCommitLookahead keys ahead, overlapping the misses.
-  static constexpr size_t kCommitLookahead = 4;
-  // Gc's reclaims touch the key's entry and the version's slot, both cold;
-  // it fetches those of the item kGcLookahead ahead (not the entry's
-  // version list, which needs the entry loaded).
-  static constexpr size_t kGcLookahead = 8;
+  // Commit and Gc walk keys whose entries, version lists and slots are
+  // cold (a COMMIT comes a round after its PREPARE; a reclaim a grace
+  // period after the commit). Each fetches the entry kLookahead items
+  // ahead, its version list (the entry loaded by then) kLookahead / 2
+  // ahead, and the slot it will write to (Commit: the key's latest, whose
+  // VALID it clears; Gc: the reclaimed one) just ahead, so the misses
+  // overlap instead of following each other.
+  static constexpr size_t kLookahead = 12;
+  void PrefetchAhead(std::span<IndexNode* const> keys, size_t i);
+  void PrefetchAhead(const std::deque<std::pair<Clock::time_point, ReclaimItem>>& queue);
   void PrefetchLatestSlot(const KeyEntry& entry);
 
   PartitionOptions options_;
