@@ -63,6 +63,10 @@ std::vector<Partition::IndexNode*> Partition::FindEntries(std::span<const Prepar
     auto it = index_.find(items[i].key);
     entries[i] = it == index_.end() ? nullptr : &*it;
   }
+  // (Prepare asks each entry's version list whether it holds ts already.)
+  for (IndexNode* entry : entries) {
+    if (entry != nullptr) entry->second.versions.Prefetch();
+  }
   return entries;
 }
 

@@ -396,8 +396,9 @@ class Partition {
   IndexNode* AddKey(std::string_view key);
   void EraseKey(IndexNode* node);
   // The index entry of each item's key (nullptr: not indexed), looked up in
-  // passes of their own: a group commit brings hundreds of keys whose
-  // lookups miss the cache, and short loops let the misses overlap.
+  // passes of their own, the entries' version lists fetched after: a group
+  // commit brings hundreds of keys whose lookups miss the cache, and short
+  // loops let the misses overlap.
   std::vector<IndexNode*> FindEntries(std::span<const PrepareItem> items);
   // Commit and Gc walk keys whose entries, version lists and slots are
   // cold (a COMMIT comes a round after its PREPARE; a reclaim a grace
