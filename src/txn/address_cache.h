@@ -57,8 +57,8 @@ class AddressCache {
   void Put(std::string_view key, const Entry& entry);
   void Erase(std::string_view key);
   // Fetches `key`'s place in the table into the cache: a caller about to
-  // Put or Erase many keys calls it a few keys ahead, so that the misses of
-  // a turn's hundreds of keys overlap.
+  // Find, Put or Erase many keys calls it a few keys ahead, so that the
+  // misses of a turn's hundreds of keys overlap.
   void Prefetch(std::string_view key) const { entries_.prefetch(HashOf(key)); }
   // How far ahead such callers prefetch.
   static constexpr size_t kLookahead = 8;

@@ -144,7 +144,11 @@ Result<std::vector<size_t>> Client::Impl::ReadSlots(std::span<const std::string_
       misses.insert(misses.end(), g.indices.begin(), g.indices.end());
       continue;
     }
-    for (size_t i : g.indices) {
+    for (size_t j = 0; j < g.indices.size(); ++j) {
+      if (const size_t ahead = j + internal::AddressCache::kLookahead; ahead < g.indices.size()) {
+        addresses_.Prefetch(keys[g.indices[ahead]]);
+      }
+      const size_t i = g.indices[j];
       const internal::AddressCache::Entry* e = addresses_.Find(keys[i]);
       if (!live || e == nullptr || e->partition != g.partition ||
           e->epoch != links_[g.partition].epoch ||
