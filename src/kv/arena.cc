@@ -297,8 +297,9 @@ Result<SlotRef> Arena::Allocate(uint64_t bytes, Budget budget) {
   if (s.free_mask == 0) {
     Unlink(id);
   } else {
-    // The class's next slot is handed next (a group commit allocates many
-    // at once); its header is cold, and Hand reads its generation.
+    // The class's next slot is likely handed next (a Prepare of a group
+    // commit allocates many at once, unless a Free comes between); its
+    // header is cold, and Hand reads its generation.
     const auto next = static_cast<uint64_t>(std::countr_zero(s.free_mask));
     __builtin_prefetch(At(s.address + next * c.slot_bytes), /*rw=*/1);
   }

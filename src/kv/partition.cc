@@ -304,8 +304,9 @@ size_t Partition::Gc(Clock::time_point now) {
     reclaim_queue_.pop_front();
     KeyEntry& entry = item.entry->second;
     auto vit = entry.versions.find(item.ts);
-    // The slot check makes a stale entry (version reclaimed, then the same
-    // (key, ts) prepared again) harmless.
+    // (Defensive: a version is reclaimed only through its own item, but the
+    // slot check would make a stale item — version reclaimed, then the same
+    // (key, ts) prepared again — harmless.)
     if (vit == entry.versions.end() || !(vit->second.slot == item.slot) ||
         !vit->second.committed || item.ts == entry.latest_commit) {
       continue;

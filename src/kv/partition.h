@@ -331,8 +331,8 @@ class Partition {
     }
     bool empty() const { return head_ == items_.size(); }
     size_t size() const { return items_.size() - head_; }
-    // Fetches the items into the cache (a key's few versions: one line, or
-    // two) for a find() soon.
+    // Fetches the list's first line (a key's versions are few) for a find()
+    // soon.
     void Prefetch() const {
       if (!empty()) __builtin_prefetch(items_.data() + head_);
     }
@@ -368,10 +368,12 @@ class Partition {
     std::vector<IndexNode*> keys;
   };
   struct ReclaimItem {
-    // The key's index entry. It outlives the item: the version the item names
-    // is committed and only this item reclaims it, so the entry keeps a
-    // version until then (Reclaim erases only empty entries), and Flush
-    // clears the queue with the index.
+    // The key's index entry. It outlives the item: an item is queued only
+    // for a key with a committed latest version, a key's latest version is
+    // never reclaimed (Gc skips it; expired prepares are uncommitted), and
+    // Reclaim erases only entries without versions; so the entry lives until
+    // Flush, which clears the queue with the index. Gc dereferences queued
+    // items' entries ahead of their turn (PrefetchAhead) on the strength of it.
     IndexNode* entry;
     uint64_t ts;
     SlotRef slot;  // to recognise a stale entry
@@ -402,11 +404,13 @@ class Partition {
   std::vector<IndexNode*> FindEntries(std::span<const PrepareItem> items);
   // Commit and Gc walk keys whose entries, version lists and slots are
   // cold (a COMMIT comes a round after its PREPARE; a reclaim a grace
-  // period after the commit). Each fetches the entry kLookahead items
-  // ahead, its version list (the entry loaded by then) kLookahead / 2
-  // ahead, and the slot it will write to (Commit: the key's latest, whose
-  // VALID it clears; Gc: the reclaimed one) just ahead, so the misses
-  // overlap instead of following each other.
+  // period after the commit), so each fetches ahead, and the misses overlap
+  // instead of following each other (except in a walk's first items):
+  // - Commit: the entry kLookahead keys ahead, its version list (the entry
+  //   loaded by then) kLookahead / 2 ahead, and 2 ahead the slot of the
+  //   key's latest version, whose VALID it clears;
+  // - Gc: the entry and the reclaimed slot (its address is in the item)
+  //   kLookahead items ahead, the entry's version list kLookahead / 2 ahead.
   static constexpr size_t kLookahead = 12;
   void PrefetchAhead(std::span<IndexNode* const> keys, size_t i);
   void PrefetchAhead(const std::deque<std::pair<Clock::time_point, ReclaimItem>>& queue);
