@@ -250,16 +250,27 @@ ReadPart PlanReadPart(BatchTxn& t, std::vector<std::string_view>& keys,
   ReadPart part;
   part.txn = &t;
   part.first = keys.size();
+  // A repeated key is found by a scan of the part's keys so far when the
+  // transaction reads few (a GET, a small MGET: no table to allocate per
+  // read), in a table otherwise.
+  constexpr size_t kScanUpTo = 16;
+  const bool scan = t.reads.size() <= kScanUpTo;
   std::unordered_map<std::string_view, size_t> seen;
   for (const PlacedRead& r : t.reads) {
-    auto [it, fresh] = seen.emplace(r.key, part.count);
-    if (fresh) {
+    size_t at = part.count;
+    if (scan) {
+      const auto mine = std::span(keys).subspan(part.first);
+      at = static_cast<size_t>(std::find(mine.begin(), mine.end(), r.key) - mine.begin());
+    } else {
+      at = seen.emplace(r.key, part.count).first->second;
+    }
+    if (at == part.count) {
       keys.push_back(r.key);
       partitions.push_back(r.partition);
       expected.push_back(r.expected_bytes);
       ++part.count;
     }
-    part.position.push_back(it->second);
+    part.position.push_back(at);
   }
   return part;
 }
