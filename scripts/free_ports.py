@@ -21,7 +21,6 @@ first one's port, still unbound, passes the second call's bind check. The
 tests' `redis_and_rampart` fixture lost a kv-node to "Address already in use"
 that way.
 """
-import collections
 import random
 import socket
 import sys
@@ -29,17 +28,16 @@ import sys
 LOW = 20000
 RECENT = 4096
 
-# The ports this process handed out last (oldest first), and the same as a set.
-_recent_order = collections.deque()
-_recent = set()
+# The ports this process handed out last, oldest first (a dict keeps its keys
+# in insertion order; a port in it is never handed out again, so never added twice).
+_recent = {}
 
 
 def _remember(ports):
     for p in ports:
-        _recent_order.append(p)
-        _recent.add(p)
-    while len(_recent_order) > RECENT:
-        _recent.discard(_recent_order.popleft())
+        _recent[p] = None
+    while len(_recent) > RECENT:
+        del _recent[next(iter(_recent))]
 
 
 def _ephemeral_low():
@@ -79,7 +77,7 @@ def free_port_bases(count, span=1, rng=random):
             return bases
         base = rng.randrange(LOW, high)
         ports = range(base, base + span)
-        if used.intersection(ports) or _recent.intersection(ports) or not _bindable(ports):
+        if used.intersection(ports) or any(p in _recent for p in ports) or not _bindable(ports):
             continue
         bases.append(base)
         used.update(ports)

@@ -1,5 +1,4 @@
 """scripts/free_ports.py: the ports tests and scripts start their servers on."""
-import collections
 import pathlib
 import sys
 
@@ -14,8 +13,7 @@ def clean_module(monkeypatch):
     """Each test starts with nothing remembered (the tests run before it in this process
     took ports through the same module), every port bindable and the default ephemeral
     range, whatever the machine has."""
-    monkeypatch.setattr(free_ports, "_recent", set())
-    monkeypatch.setattr(free_ports, "_recent_order", collections.deque())
+    monkeypatch.setattr(free_ports, "_recent", {})
     monkeypatch.setattr(free_ports, "_bindable", lambda ports: True)
     monkeypatch.setattr(free_ports, "_ephemeral_low", lambda: 32768)
 

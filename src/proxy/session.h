@@ -101,9 +101,8 @@ struct Session {
   bool park_poll_behind = false;  // it was behind older waiters: the slower look
   // Its front blocking command, not blocked before, has waited since then
   // for the waiters a write woke to run (Worker::NewcomerWaits); 0: not.
+  // Once that is kMaxWaitBehindWaitersMs ago it waits no more.
   uint64_t behind_waiters_since_ms = 0;
-  // That command has waited the longest it may, and runs when it can.
-  bool waited_longest_behind_waiters = false;
   // An UNBLOCK that came after a write woke the command, or while it ran
   // again: the run goes ahead (the write came first), and if it parks the
   // command again it is answered so instead (Worker::Park).

@@ -411,7 +411,6 @@ Worker::WriteTaken Worker::TakeLocks(Session& s, Job& j, bool notifying, std::ve
   }
   if (j.woken) woken_slots_.insert(j.locks.begin(), j.locks.end());
   s.behind_waiters_since_ms = 0;  // it runs: its next blocking command waits afresh
-  s.waited_longest_behind_waiters = false;
   state.wrote = true;
   state.rmw = state.rmw || j.needs_read;
   return WriteTaken::kOwn;
@@ -419,24 +418,22 @@ Worker::WriteTaken Worker::TakeLocks(Session& s, Job& j, bool notifying, std::ve
 
 bool Worker::NewcomerWaits(Session& s, const Job& j) {
   if (j.woken || j.multi || !IsBlocking(*j.commands[0].spec)) return false;
+  // A waiter that does not run holds it back a bounded time (this command's
+  // own timeout is not running yet), then no more.
+  const uint64_t now = NowMs();
+  const bool waiting = s.behind_waiters_since_ms != 0;
+  if (waiting && now - s.behind_waiters_since_ms >= kMaxWaitBehindWaitersMs) return false;
   // (Every waiter's line entry, not shared_.parked: that does not count the
   // waiters woken and not yet run.)
-  if (s.waited_longest_behind_waiters) return false;
   bool current = false;
   {
     std::lock_guard lock(shared_.waiters_mutex);
     current = FirstInLineLocked(/*seq=*/0, j.locks);  // (0: none's) every waiter has run since the last write
   }
   if (current) return false;
-  const uint64_t now = NowMs();
-  if (s.behind_waiters_since_ms == 0) {
+  if (!waiting) {
     s.behind_waiters_since_ms = now;
     ++shared_.lock_waits;  // once a command
-  } else if (now - s.behind_waiters_since_ms >= kMaxWaitBehindWaitersMs) {
-    // A waiter that does not run holds it back a bounded time (this
-    // command's own timeout is not running yet), then no more.
-    s.waited_longest_behind_waiters = true;
-    return false;
   }
   blocked_on_locks_ = true;  // the waiters' runs unlock these slots, which pokes this worker
   shared_.waiting_for_locks[index_].store(true);

@@ -56,11 +56,13 @@ class AddressCache {
   // O(1) a Put, amortized).
   void Put(std::string_view key, const Entry& entry);
   void Erase(std::string_view key);
-  // Fetches `key`'s place in the table into the cache: a caller about to
-  // Find, Put or Erase many keys calls it a few keys ahead, so that the
-  // misses of a turn's hundreds of keys overlap.
-  void Prefetch(std::string_view key) const { entries_.prefetch(HashOf(key)); }
-  // How far ahead such callers prefetch.
+  // For a caller about to Find, Put or Erase the `n` keys key_at(0 .. n-1),
+  // at key j: fetches the table's place for the key kLookahead ahead into
+  // the cache, so that the misses of a turn's hundreds of keys overlap.
+  template <typename KeyAt>
+  void PrefetchAhead(size_t j, size_t n, KeyAt key_at) const {
+    if (j + kLookahead < n) entries_.prefetch(HashOf(key_at(j + kLookahead)));
+  }
   static constexpr size_t kLookahead = 8;
 
   size_t size() const { return entries_.size(); }

@@ -75,9 +75,7 @@ void Client::Impl::TakeGetResults(std::span<const std::string_view> keys,
       const size_t i = gets[r].indices[j];
       results[i] = calls[r].results[j];
       if (!cache) continue;
-      if (const size_t ahead = j + internal::AddressCache::kLookahead; ahead < gets[r].indices.size()) {
-        addresses_.Prefetch(keys[gets[r].indices[ahead]]);
-      }
+      addresses_.PrefetchAhead(j, gets[r].indices.size(), [&](size_t k) { return keys[gets[r].indices[k]]; });
       if (results[i].found) {
         addresses_.Put(keys[i], {gets[r].partition, calls[r].epoch, results[i].slot});
       } else {
@@ -94,9 +92,7 @@ void Client::Impl::RememberWrittenSlots(std::span<const internal::WriteOp> write
   if (call.slots.size() != req.indices.size()) return;  // the flag was not set
   for (size_t j = 0; j < req.indices.size(); ++j) {
     const std::string_view key = writes[req.indices[j]].key;
-    if (const size_t ahead = j + internal::AddressCache::kLookahead; ahead < req.indices.size()) {
-      addresses_.Prefetch(writes[req.indices[ahead]].key);
-    }
+    addresses_.PrefetchAhead(j, req.indices.size(), [&](size_t k) { return writes[req.indices[k]].key; });
     if (call.slots[j].bytes == 0) {
       addresses_.Erase(key);
     } else {
@@ -145,9 +141,7 @@ Result<std::vector<size_t>> Client::Impl::ReadSlots(std::span<const std::string_
       continue;
     }
     for (size_t j = 0; j < g.indices.size(); ++j) {
-      if (const size_t ahead = j + internal::AddressCache::kLookahead; ahead < g.indices.size()) {
-        addresses_.Prefetch(keys[g.indices[ahead]]);
-      }
+      addresses_.PrefetchAhead(j, g.indices.size(), [&](size_t k) { return keys[g.indices[k]]; });
       const size_t i = g.indices[j];
       const internal::AddressCache::Entry* e = addresses_.Find(keys[i]);
       if (!live || e == nullptr || e->partition != g.partition ||
